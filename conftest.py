@@ -1,0 +1,42 @@
+"""Project-wide pytest configuration (the claim harness plugin lives in claims/conftest.py).
+
+- Caps BLAS/OpenMP/torch threads to one per pytest-xdist worker, so that ``-n auto`` on a
+  2-core machine runs two single-threaded workers instead of oversubscribing the cores.
+- Registers the hypothesis profiles: ``ci`` (derandomised, chosen automatically when the
+  environment variable CI is set) and ``dev`` (random, the default); pick one explicitly
+  with ``--hypothesis-profile``.
+"""
+from __future__ import annotations
+
+import os
+
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if _WORKER is not None:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                 "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+        os.environ[_var] = "1"
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, max_examples=30, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "dev", deadline=None, max_examples=30, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config):
+    if _WORKER is not None:
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - torch is a hard dependency
+            return
+        torch.set_num_threads(1)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # already set in this process
+            pass

@@ -1,0 +1,109 @@
+r"""The single-layer linear self-attention (LSA) model, written as MATH.md section 2 writes it.
+
+::
+
+    T_theta(Y) = Y + (1/n) W_V Y M Y^T W_QK Y,     M = diag(1, ..., 1, 0)  ((n+1) x (n+1))
+    y_hat_T    = [T_theta(Y_0)]_{s+1, n+1}            (1-based; [s, n] 0-based)
+
+with full (s+1) x (s+1) matrices W_V and W_QK = W_Q W_K^T, no softmax, no W_O, no MLP;
+the query column is neither key nor value (M zeroes it).  Exact effective form, for every
+theta (b^T = last row of W_V, C = (1/n) sum_t z_t z_t^T)::
+
+    y_hat_T = b^T C W_QK z_q.
+
+Tokens are those of :func:`theory.ar.token_matrix` (same layout, same off-by-one):
+for y = 1..6 and s = 2, Y_0 = [[1,2,3,4],[2,3,4,5],[3,4,5,0]].
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = ["build_tokens", "LinearSelfAttention", "effective_prediction"]
+
+
+def build_tokens(y: torch.Tensor, s: int) -> torch.Tensor:
+    """Y_0 of shape (B, s+1, n+1) from observations y of shape (B, T); see module doc."""
+    if not isinstance(y, torch.Tensor):
+        raise ValueError(f"y must be a torch.Tensor, got {type(y).__name__}")
+    if y.ndim != 2:
+        raise ValueError(f"y must have shape (B, T), got {tuple(y.shape)}")
+    if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+        raise ValueError(f"s must be a positive integer, got {s!r}")
+    T = y.shape[1]
+    if T <= s + 1:
+        raise ValueError(f"T must exceed s + 1 = {s + 1} (n = T - s - 1 context tokens), got T={T}")
+    if not torch.isfinite(y).all():
+        raise ValueError("y must be finite (no NaN or inf)")
+    n = T - s - 1
+    Z = y.unfold(1, s + 1, 1)[:, :n, :].transpose(1, 2)           # (B, s+1, n): Z[:, r, t] = y_{t+r}
+    zq = torch.cat([y[:, T - s - 1:T - 1], y.new_zeros(y.shape[0], 1)], dim=1)
+    return torch.cat([Z, zq[:, :, None]], dim=2)
+
+
+def effective_prediction(b: torch.Tensor, C: torch.Tensor, W_QK: torch.Tensor,
+                         zq: torch.Tensor) -> torch.Tensor:
+    """b^T C W_QK z_q for a batch: C (B, s+1, s+1), zq (B, s+1) -> (B,)."""
+    return torch.einsum("i,bij,jk,bk->b", b, C, W_QK, zq)
+
+
+class LinearSelfAttention(nn.Module):
+    """One linear attention layer for window ``s``: parameters W_V, W_QK of size (s+1, s+1).
+
+    ``init`` is "normal" (iid N(0, init_scale^2)) or "zeros".  ``forward(Y0)`` returns
+    ``(T_theta(Y0), y_hat)`` with shapes (B, s+1, n+1) and (B,).
+    """
+
+    def __init__(self, s: int, *, init: str = "normal", init_scale: float = 0.01,
+                 dtype: torch.dtype = torch.float32, device=None,
+                 generator: torch.Generator | None = None):
+        super().__init__()
+        if isinstance(s, bool) or not isinstance(s, int) or s < 1:
+            raise ValueError(f"s must be a positive integer, got {s!r}")
+        if init not in ("normal", "zeros"):
+            raise ValueError(f"init must be 'normal' or 'zeros', got {init!r}")
+        if not np.isfinite(init_scale) or init_scale < 0:
+            raise ValueError(f"init_scale must be finite and >= 0, got {init_scale!r}")
+        self.s = s
+        shape = (s + 1, s + 1)
+        if init == "zeros":
+            wv = torch.zeros(shape, dtype=dtype)
+            wqk = torch.zeros(shape, dtype=dtype)
+        else:
+            wv = torch.randn(shape, dtype=dtype, generator=generator) * init_scale
+            wqk = torch.randn(shape, dtype=dtype, generator=generator) * init_scale
+        self.W_V = nn.Parameter(wv.to(device))
+        self.W_QK = nn.Parameter(wqk.to(device))
+
+    @classmethod
+    def from_weights(cls, W_V, W_QK, *, dtype: torch.dtype = torch.float64, device=None):
+        """A layer holding the given (s+1) x (s+1) weights (numpy or torch)."""
+        W_V = torch.as_tensor(np.asarray(W_V) if not isinstance(W_V, torch.Tensor) else W_V, dtype=dtype)
+        W_QK = torch.as_tensor(np.asarray(W_QK) if not isinstance(W_QK, torch.Tensor) else W_QK, dtype=dtype)
+        if W_V.ndim != 2 or W_V.shape[0] != W_V.shape[1] or W_V.shape != W_QK.shape:
+            raise ValueError(f"W_V and W_QK must be equal square matrices, got {tuple(W_V.shape)} and {tuple(W_QK.shape)}")
+        if not (torch.isfinite(W_V).all() and torch.isfinite(W_QK).all()):
+            raise ValueError("W_V and W_QK must be finite (no NaN or inf)")
+        layer = cls(W_V.shape[0] - 1, init="zeros", dtype=dtype, device=device)
+        with torch.no_grad():
+            layer.W_V.copy_(W_V)
+            layer.W_QK.copy_(W_QK)
+        return layer
+
+    def forward(self, Y0: torch.Tensor):
+        if Y0.ndim != 3 or Y0.shape[1] != self.s + 1 or Y0.shape[2] < 2:
+            raise ValueError(f"Y0 must have shape (B, {self.s + 1}, n+1) with n >= 1, got {tuple(Y0.shape)}")
+        n = Y0.shape[2] - 1
+        YM = Y0[:, :, :n]                                   # Y M: the query column zeroed (dropped)
+        C = YM @ YM.transpose(1, 2) / n                     # (1/n) Y M Y^T
+        out = Y0 + self.W_V @ C @ self.W_QK @ Y0
+        return out, out[:, self.s, n]
+
+    def predict(self, y: torch.Tensor) -> torch.Tensor:
+        """y_hat_T for observations y (B, T), via the full forward pass."""
+        return self.forward(build_tokens(y, self.s))[1]
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """(W_V, W_QK) as float64 numpy arrays."""
+        return (self.W_V.detach().cpu().double().numpy(), self.W_QK.detach().cpu().double().numpy())

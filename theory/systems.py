@@ -1,0 +1,338 @@
+r"""System families ("settings") of noisy linear dynamical systems (MATH.md section 1).
+
+Model, times t = 1..T (the observations are y_1..y_T; x_0 is never observed)::
+
+    x_0 ~ N(0, Sigma_0),   x_t = A x_{t-1} + w_t,  w_t ~ N(0, Sigma_w),
+    y_t = c^T x_t + v_t,   v_t ~ N(0, sigma_v^2).
+
+Given a system, y = (y_1..y_T) is Gaussian with mean 0 and covariance (exact, float64)::
+
+    K[i, j] = c^T A^(i-j) Pi_j c + sigma_v^2 [i = j]     (i >= j, 1-based times),
+    Pi_t = A Pi_{t-1} A^T + Sigma_w,   Pi_0 = Sigma_0,
+
+so Pi_1 = A Sigma_0 A^T + Sigma_w is the covariance of x_1 (not Sigma_0).
+
+Settings (every one but the control draws A from a centrally symmetric law, A ~ -A):
+
+===========  ================================================================
+``"a"``      A = diag(lambda), lambda_i iid U[-1, 1], c = 1 (all ones).
+``"b"``      A = Q^T diag(lambda) Q, Q Haar-orthogonal, lambda as in (a), c = 1.
+``"c"``      as (a), but Sigma_w = sigma_w^2 * diag(omega) with
+             omega_k = 2k/(d+1), k = 1..d: the same total noise power
+             tr Sigma_w = d sigma_w^2 as (a), anisotropic by a factor d.
+``"d"``      A = P^-1 diag(lambda) P (non-normal), P with iid N(0, 1) entries,
+             conditioned on cond_2(P) <= ``cond_max`` (default 10) by rejection;
+             c = 1.  P is independent of lambda ~ -lambda, so A ~ -A.
+``"asym"``   negative control: as (a) but lambda_i iid U[0, 1]; the law of A is
+             *not* symmetric, so parity-based claims must break.
+===========  ================================================================
+
+Defaults (paper): d = 5, T = 30, sigma_w = sigma_v = 0.1, Sigma_0 = sigma_0^2 I with
+sigma_0 = 1.
+
+Example
+-------
+>>> import numpy as np
+>>> fam = LDSFamily("a", d=2, T=4)
+>>> sys_ = fam.sample_systems(np.random.default_rng(0), 3)
+>>> sys_.A.shape, sys_.c.shape
+((3, 2, 2), (3, 2))
+>>> y = sys_.simulate(np.random.default_rng(1))
+>>> y.shape
+(3, 4)
+>>> fam.covariance(sys_).shape
+(3, 4, 4)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._validate import (
+    check_finite_array,
+    check_nonneg_real,
+    check_positive_int,
+    check_positive_real,
+)
+
+__all__ = ["SETTINGS", "LDSFamily", "Systems", "covariance", "get_family", "SYMMETRIC_SETTINGS"]
+
+SETTINGS = ("a", "b", "c", "d", "asym")
+#: settings whose law of A is centrally symmetric (A ~ -A): the theory's premise.
+SYMMETRIC_SETTINGS = ("a", "b", "c", "d")
+
+_DESCRIPTIONS = {
+    "a": "A = diag(lambda), lambda_i ~ U[-1,1] iid, c = 1, Sigma_w = sigma_w^2 I",
+    "b": "A = Q^T diag(lambda) Q, Q Haar orthogonal, lambda_i ~ U[-1,1], c = 1",
+    "c": "A = diag(lambda) as (a), Sigma_w = sigma_w^2 diag(2k/(d+1)), k=1..d",
+    "d": "A = P^-1 diag(lambda) P, P_ij ~ N(0,1) with cond(P) <= cond_max, c = 1",
+    "asym": "negative control: A = diag(lambda), lambda_i ~ U[0,1] (not symmetric), c = 1",
+}
+
+
+@dataclass(frozen=True)
+class Systems:
+    """A batch of ``m`` linear dynamical systems sharing the noise model.
+
+    Attributes: ``A`` (m, d, d), ``c`` (m, d), ``Sigma_w`` (d, d), ``Sigma_0`` (d, d),
+    ``sigma_v`` (float), ``lam`` (m, d) eigenvalues when A is diagonal (else None), and
+    ``T`` the default horizon for :meth:`simulate` / :meth:`covariance` (may be None).
+    """
+
+    A: np.ndarray
+    c: np.ndarray
+    Sigma_w: np.ndarray
+    Sigma_0: np.ndarray
+    sigma_v: float
+    lam: np.ndarray | None = None
+    T: int | None = None
+
+    def __post_init__(self):
+        A = check_finite_array("A", self.A, ndim=3)
+        if A.shape[1] != A.shape[2]:
+            raise ValueError(f"A must be a batch of square matrices (m, d, d), got shape {A.shape}")
+        m, d, _ = A.shape
+        c = check_finite_array("c", self.c, ndim=2)
+        if c.shape != (m, d):
+            raise ValueError(f"c must have shape {(m, d)}, got {c.shape}")
+        for name in ("Sigma_w", "Sigma_0"):
+            S = check_finite_array(name, getattr(self, name), ndim=2)
+            if S.shape != (d, d):
+                raise ValueError(f"{name} must have shape {(d, d)}, got {S.shape}")
+            if not np.allclose(S, S.T):
+                raise ValueError(f"{name} must be symmetric")
+            if np.linalg.eigvalsh(S).min() < -1e-12 * max(1.0, np.abs(S).max()):
+                raise ValueError(f"{name} must be positive semi-definite")
+        check_nonneg_real("sigma_v", self.sigma_v)
+        if self.T is not None:
+            check_positive_int("T", self.T)
+
+    @property
+    def m(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.A.shape[1]
+
+    def _horizon(self, T):
+        if T is None:
+            if self.T is None:
+                raise ValueError("T must be given for a Systems batch without a default T")
+            return self.T
+        return check_positive_int("T", T)
+
+    def covariance(self, T: int | None = None) -> np.ndarray:
+        """Exact covariance K (m, T, T) of (y_1..y_T); see :func:`covariance`."""
+        return covariance(self, self._horizon(T))
+
+    def simulate(self, rng: np.random.Generator, T: int | None = None, *,
+                 dtype=np.float64) -> np.ndarray:
+        """One trajectory per system: array (m, T) of y_1..y_T.
+
+        Vectorised over systems (the only Python loop runs over the T time steps).
+        ``T`` defaults to the value the batch was drawn for (see LDSFamily.sample).
+        """
+        T = self._horizon(T)
+        m, d = self.m, self.d
+        L0 = _psd_sqrt(self.Sigma_0).astype(dtype)
+        Lw = _psd_sqrt(self.Sigma_w).astype(dtype)
+        z = rng.standard_normal((T + 1, m, d), dtype=dtype)
+        v = rng.standard_normal((T, m), dtype=dtype)
+        isotropic_w = _is_scaled_identity(self.Sigma_w)
+        x = z[0] @ L0.T
+        if isotropic_w:
+            w = z[1:] * dtype(Lw[0, 0])
+        else:
+            w = z[1:] @ Lw.T
+        y = np.empty((T, m), dtype=dtype)
+        c = self.c.astype(dtype, copy=False)
+        if self.lam is not None:
+            lam = self.lam.astype(dtype, copy=False)
+            for t in range(T):
+                x = lam * x + w[t]
+                y[t] = np.einsum("md,md->m", x, c)
+        else:
+            A = self.A.astype(dtype, copy=False)
+            for t in range(T):
+                x = np.einsum("mij,mj->mi", A, x) + w[t]
+                y[t] = np.einsum("md,md->m", x, c)
+        y += dtype(self.sigma_v) * v
+        return np.ascontiguousarray(y.T)
+
+
+def _is_scaled_identity(S: np.ndarray) -> bool:
+    return bool(np.all(S == S[0, 0] * np.eye(S.shape[0])))
+
+
+def _psd_sqrt(S: np.ndarray) -> np.ndarray:
+    """A factor L with L L^T = S (Cholesky when S > 0, else eigen-square-root)."""
+    if _is_scaled_identity(S):
+        return np.sqrt(S[0, 0]) * np.eye(S.shape[0])
+    try:
+        return np.linalg.cholesky(S)
+    except np.linalg.LinAlgError:
+        w, V = np.linalg.eigh(S)
+        return V * np.sqrt(np.clip(w, 0.0, None))
+
+
+def covariance(systems: Systems, T: int) -> np.ndarray:
+    r"""Exact covariance of (y_1..y_T) for each system, shape (m, T, T), float64.
+
+    ``K[i, j] = c^T A^(i-j) Pi_j c + sigma_v^2 [i = j]`` for i >= j (1-based), with
+    ``Pi_t = A Pi_{t-1} A^T + Sigma_w`` and ``Pi_0 = Sigma_0``.  Array index ``k`` holds
+    time ``k + 1``.
+
+    Worked example (d = 1, A = a, c = 1, Sigma_0 = 1, Sigma_w = q, sigma_v = r)::
+
+        Pi_1 = a^2 + q,  K[0, 0] = a^2 + q + r^2,  K[1, 0] = a (a^2 + q).
+    """
+    T = check_positive_int("T", T)
+    A = systems.A.astype(np.float64)
+    c = systems.c.astype(np.float64)
+    m, d, _ = A.shape
+    Pi = np.broadcast_to(systems.Sigma_0, (m, d, d)).astype(np.float64)
+    Sw = systems.Sigma_w.astype(np.float64)
+    u = np.empty((m, T, d))           # u[:, j] = Pi_{j+1} c
+    r = np.empty((m, T, d))           # r[:, k] = c^T A^k
+    rk = c.copy()
+    AT = np.swapaxes(A, 1, 2)
+    for t in range(T):
+        Pi = A @ Pi @ AT + Sw
+        u[:, t] = np.einsum("mij,mj->mi", Pi, c)
+        r[:, t] = rk
+        rk = np.einsum("mi,mij->mj", rk, A)
+    i, j = np.tril_indices(T)
+    low = np.einsum("mpd,mpd->mp", r[:, i - j], u[:, j])
+    K = np.zeros((m, T, T))
+    K[:, i, j] = low
+    K[:, j, i] = low
+    K[:, np.arange(T), np.arange(T)] += float(systems.sigma_v) ** 2
+    return K
+
+
+@dataclass(frozen=True)
+class LDSFamily:
+    """A named distribution over systems, with its noise model and horizon.
+
+    Parameters
+    ----------
+    setting : one of ``SETTINGS`` ("a", "b", "c", "d", "asym"), see the module doc.
+    d : state dimension (>= 1).        T : number of observations (>= 3).
+    sigma_w, sigma_v, sigma_0 : standard deviations (>= 0); Sigma_0 = sigma_0^2 I.
+    cond_max : for setting "d", the bound on cond_2(P) used by the rejection sampler.
+    """
+
+    setting: str
+    d: int = 5
+    T: int = 30
+    sigma_w: float = 0.1
+    sigma_v: float = 0.1
+    sigma_0: float = 1.0
+    cond_max: float = 10.0
+    description: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.setting not in SETTINGS:
+            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
+        object.__setattr__(self, "d", check_positive_int("d", self.d))
+        object.__setattr__(self, "T", check_positive_int("T", self.T, minimum=3))
+        for name in ("sigma_w", "sigma_v", "sigma_0"):
+            object.__setattr__(self, name, check_nonneg_real(name, getattr(self, name)))
+        cm = check_positive_real("cond_max", self.cond_max)
+        if cm < 1:
+            raise ValueError(f"cond_max must be >= 1, got {self.cond_max!r}")
+        object.__setattr__(self, "cond_max", cm)
+        object.__setattr__(self, "description", _DESCRIPTIONS[self.setting])
+
+    @property
+    def symmetric(self) -> bool:
+        """Whether the law of A is centrally symmetric (the theory's premise)."""
+        return self.setting in SYMMETRIC_SETTINGS
+
+    @property
+    def diagonal(self) -> bool:
+        return self.setting in ("a", "c", "asym")
+
+    def process_noise_cov(self) -> np.ndarray:
+        """Sigma_w (d, d)."""
+        d = self.d
+        if self.setting == "c":
+            omega = 2.0 * np.arange(1, d + 1) / (d + 1)
+            return self.sigma_w ** 2 * np.diag(omega)
+        return self.sigma_w ** 2 * np.eye(d)
+
+    def initial_cov(self) -> np.ndarray:
+        """Sigma_0 = sigma_0^2 I (d, d)."""
+        return self.sigma_0 ** 2 * np.eye(self.d)
+
+    def sample_systems(self, rng: np.random.Generator, m: int) -> Systems:
+        """Draw ``m`` systems (vectorised)."""
+        m = check_positive_int("m", m)
+        d = self.d
+        lo = 0.0 if self.setting == "asym" else -1.0
+        lam = rng.uniform(lo, 1.0, size=(m, d))
+        c = np.ones((m, d))
+        if self.diagonal:
+            A = np.zeros((m, d, d))
+            A[:, np.arange(d), np.arange(d)] = lam
+            keep_lam = lam
+        elif self.setting == "b":
+            Q = haar_orthogonal(rng, m, d)
+            A = np.swapaxes(Q, 1, 2) @ (lam[:, :, None] * Q)
+            keep_lam = None
+        else:  # "d"
+            P = conditioned_gaussian(rng, m, d, self.cond_max)
+            A = np.linalg.solve(P, lam[:, :, None] * P)
+            keep_lam = None
+        return Systems(A=A, c=c, Sigma_w=self.process_noise_cov(), Sigma_0=self.initial_cov(),
+                       sigma_v=self.sigma_v, lam=keep_lam, T=self.T)
+
+    def sample(self, rng: np.random.Generator, m: int, *, dtype=np.float64):
+        """Draw ``m`` fresh systems and one trajectory each: ``(systems, y)`` with y (m, T)."""
+        systems = self.sample_systems(rng, m)
+        return systems, systems.simulate(rng, self.T, dtype=dtype)
+
+    def covariance(self, systems: Systems) -> np.ndarray:
+        """Exact covariance (m, T, T) of the batch ``systems`` over this family's T."""
+        return covariance(systems, self.T)
+
+    def replace(self, **changes) -> "LDSFamily":
+        """A copy with some parameters changed (validated again)."""
+        kw = {k: getattr(self, k) for k in ("setting", "d", "T", "sigma_w", "sigma_v",
+                                            "sigma_0", "cond_max")}
+        kw.update(changes)
+        return LDSFamily(**kw)
+
+
+def haar_orthogonal(rng: np.random.Generator, m: int, d: int) -> np.ndarray:
+    """``m`` Haar-distributed orthogonal d x d matrices (QR of a Gaussian, signs fixed)."""
+    Z = rng.standard_normal((m, d, d))
+    Q, R = np.linalg.qr(Z)
+    sgn = np.sign(np.diagonal(R, axis1=1, axis2=2))
+    sgn[sgn == 0] = 1.0
+    return Q * sgn[:, None, :]
+
+
+def conditioned_gaussian(rng: np.random.Generator, m: int, d: int, cond_max: float,
+                         max_rounds: int = 1000) -> np.ndarray:
+    """``m`` matrices with iid N(0,1) entries conditioned on cond_2(P) <= cond_max.
+
+    Rejection sampling in vectorised rounds (the loop runs over rounds, not systems).
+    """
+    out = np.empty((m, d, d))
+    todo = np.arange(m)
+    for _ in range(max_rounds):
+        if todo.size == 0:
+            return out
+        P = rng.standard_normal((todo.size, d, d))
+        ok = np.linalg.cond(P) <= cond_max
+        out[todo[ok]] = P[ok]
+        todo = todo[~ok]
+    raise ValueError(f"cond_max={cond_max} is too small: rejection sampling did not finish")
+
+
+def get_family(setting: str, **params) -> LDSFamily:
+    """``LDSFamily(setting, **params)`` with a clear error for an unknown setting."""
+    return LDSFamily(setting, **params)
