@@ -45,6 +45,18 @@ def build_tokens(y: torch.Tensor, s: int) -> torch.Tensor:
 def effective_prediction(b: torch.Tensor, C: torch.Tensor, W_QK: torch.Tensor,
                          zq: torch.Tensor) -> torch.Tensor:
     """b^T C W_QK z_q for a batch: C (B, s+1, s+1), zq (B, s+1) -> (B,)."""
+    for name, t in (("b", b), ("C", C), ("W_QK", W_QK), ("zq", zq)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    k = b.shape[0] if b.ndim == 1 else -1
+    if b.ndim != 1 or k < 2:
+        raise ValueError(f"b must have shape (s+1,) with s >= 1, got {tuple(b.shape)}")
+    if W_QK.shape != (k, k):
+        raise ValueError(f"W_QK must have shape {(k, k)}, got {tuple(W_QK.shape)}")
+    if C.ndim != 3 or C.shape[1:] != (k, k):
+        raise ValueError(f"C must have shape (B, {k}, {k}), got {tuple(C.shape)}")
+    if zq.shape != (C.shape[0], k):
+        raise ValueError(f"zq must have shape {(C.shape[0], k)}, got {tuple(zq.shape)}")
     return torch.einsum("i,bij,jk,bk->b", b, C, W_QK, zq)
 
 
@@ -63,7 +75,8 @@ class LinearSelfAttention(nn.Module):
             raise ValueError(f"s must be a positive integer, got {s!r}")
         if init not in ("normal", "zeros"):
             raise ValueError(f"init must be 'normal' or 'zeros', got {init!r}")
-        if not np.isfinite(init_scale) or init_scale < 0:
+        if (isinstance(init_scale, bool) or not isinstance(init_scale, (int, float, np.floating))
+                or not np.isfinite(init_scale) or init_scale < 0):
             raise ValueError(f"init_scale must be finite and >= 0, got {init_scale!r}")
         self.s = s
         shape = (s + 1, s + 1)
@@ -81,10 +94,13 @@ class LinearSelfAttention(nn.Module):
         """A layer holding the given (s+1) x (s+1) weights (numpy or torch)."""
         W_V = torch.as_tensor(np.asarray(W_V) if not isinstance(W_V, torch.Tensor) else W_V, dtype=dtype)
         W_QK = torch.as_tensor(np.asarray(W_QK) if not isinstance(W_QK, torch.Tensor) else W_QK, dtype=dtype)
-        if W_V.ndim != 2 or W_V.shape[0] != W_V.shape[1] or W_V.shape != W_QK.shape:
-            raise ValueError(f"W_V and W_QK must be equal square matrices, got {tuple(W_V.shape)} and {tuple(W_QK.shape)}")
-        if not (torch.isfinite(W_V).all() and torch.isfinite(W_QK).all()):
-            raise ValueError("W_V and W_QK must be finite (no NaN or inf)")
+        if W_V.ndim != 2 or W_V.shape[0] != W_V.shape[1] or W_V.shape[0] < 2:
+            raise ValueError(f"W_V must be an (s+1) x (s+1) matrix with s >= 1, got {tuple(W_V.shape)}")
+        if W_QK.shape != W_V.shape:
+            raise ValueError(f"W_QK must have the shape of W_V, {tuple(W_V.shape)}, got {tuple(W_QK.shape)}")
+        for name, W in (("W_V", W_V), ("W_QK", W_QK)):
+            if not torch.isfinite(W).all():
+                raise ValueError(f"{name} must be finite (no NaN or inf)")
         layer = cls(W_V.shape[0] - 1, init="zeros", dtype=dtype, device=device)
         with torch.no_grad():
             layer.W_V.copy_(W_V)
@@ -92,6 +108,10 @@ class LinearSelfAttention(nn.Module):
         return layer
 
     def forward(self, Y0: torch.Tensor):
+        if not isinstance(Y0, torch.Tensor):
+            raise ValueError(f"Y0 must be a torch.Tensor, got {type(Y0).__name__}")
+        if Y0.dtype != self.W_V.dtype:
+            raise ValueError(f"Y0 must have the layer's dtype {self.W_V.dtype}, got {Y0.dtype}")
         if Y0.ndim != 3 or Y0.shape[1] != self.s + 1 or Y0.shape[2] < 2:
             raise ValueError(f"Y0 must have shape (B, {self.s + 1}, n+1) with n >= 1, got {tuple(Y0.shape)}")
         n = Y0.shape[2] - 1

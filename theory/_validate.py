@@ -22,6 +22,7 @@ __all__ = [
     "check_finite_array",
     "check_window",
     "check_rational",
+    "check_generator",
 ]
 
 
@@ -92,6 +93,8 @@ def check_rational(name: str, value, *, nonneg: bool = True) -> Fraction:
 def check_finite_array(name: str, value, *, ndim: int | tuple[int, ...] | None = None,
                        dtype=np.float64) -> np.ndarray:
     """Return ``value`` as an array of ``dtype``; reject NaN/inf and wrong ``ndim``."""
+    if np.iscomplexobj(value):
+        raise ValueError(f"{name} must be real, got a complex array")
     try:
         arr = np.asarray(value, dtype=dtype)
     except (TypeError, ValueError):
@@ -103,6 +106,13 @@ def check_finite_array(name: str, value, *, ndim: int | tuple[int, ...] | None =
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
     return arr
+
+
+def check_generator(name: str, rng) -> np.random.Generator:
+    """``rng`` must be a ``numpy.random.Generator`` (used, and advanced, as given)."""
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{name} must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
 
 
 def check_window(s, T) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_finite_array, check_positive_int, check_window
+from ._validate import check_finite_array, check_nonneg_real, check_positive_int, check_window
 
 __all__ = [
     "token_matrix",
@@ -46,6 +46,14 @@ def _y(y, s):
         raise ValueError("y must have a last axis of length T")
     s, T = check_window(s, y.shape[-1])
     return y, s, T
+
+
+def _weights(name, w, s: int) -> np.ndarray:
+    """A finite weight array whose last axis has length s (broadcasts over the batch)."""
+    w = check_finite_array(name, w, ndim=None)
+    if w.ndim < 1 or w.shape[-1] != s:
+        raise ValueError(f"{name} must have a last axis of length s = {s}, got shape {w.shape}")
+    return w
 
 
 def token_matrix(y, s: int) -> np.ndarray:
@@ -83,7 +91,7 @@ def ar_loss(w, y, s: int) -> np.ndarray:
     """L_AR(s)(w) = 1/(2n) sum_t (y_{t+s} - w^T ybar_t)^2, shape (...)."""
     Y0 = token_matrix(y, s)
     Z = Y0[..., :-1]
-    w = np.asarray(w, dtype=float)
+    w = _weights("w", w, s)
     resid = Z[..., s, :] - np.einsum("...r,...rt->...t", w, Z[..., :s, :])
     return 0.5 * np.mean(resid ** 2, axis=-1)
 
@@ -91,7 +99,7 @@ def ar_loss(w, y, s: int) -> np.ndarray:
 def ar_grad(w, y, s: int) -> np.ndarray:
     """grad L_AR(s)(w) = H w - g, shape (..., s)."""
     H, g, _ = context_stats(y, s)
-    return np.einsum("...ij,...j->...i", H, np.asarray(w, dtype=float)) - g
+    return np.einsum("...ij,...j->...i", H, _weights("w", w, s)) - g
 
 
 def gd(y, s: int, eta, steps: int = 1, w0=None) -> np.ndarray:
@@ -102,7 +110,14 @@ def gd(y, s: int, eta, steps: int = 1, w0=None) -> np.ndarray:
     steps = check_positive_int("steps", steps)
     H, g, _ = context_stats(y, s)
     eta = np.asarray(check_finite_array("eta", eta, ndim=None))[..., None]
-    w = np.zeros_like(g) if w0 is None else np.broadcast_to(np.asarray(w0, float), g.shape).copy()
+    if w0 is None:
+        w = np.zeros_like(g)
+    else:
+        w = _weights("w0", w0, g.shape[-1])
+        try:
+            w = np.broadcast_to(w, g.shape).copy()
+        except ValueError:
+            raise ValueError(f"w0 must broadcast to {g.shape}, got shape {w.shape}") from None
     for _ in range(steps):
         w = w - eta * (np.einsum("...ij,...j->...i", H, w) - g)
     return w
@@ -142,7 +157,14 @@ def pcg(H, g, P=None, k: int = 1, w0=None) -> np.ndarray:
         return np.einsum("...i,...i->...", a, b)
 
     batch = np.broadcast_shapes(H.shape[:-2], g.shape[:-1], P.shape[:-2])
-    w = np.zeros(batch + (s,)) if w0 is None else np.broadcast_to(np.asarray(w0, float), batch + (s,)).copy()
+    if w0 is None:
+        w = np.zeros(batch + (s,))
+    else:
+        w = _weights("w0", w0, s)
+        try:
+            w = np.broadcast_to(w, batch + (s,)).copy()
+        except ValueError:
+            raise ValueError(f"w0 must broadcast to {batch + (s,)}, got shape {w.shape}") from None
     r = np.broadcast_to(g - mv(H, w), batch + (s,)).copy()
     u = mv(P, r)
     p = u.copy()
@@ -167,15 +189,15 @@ def pcg(H, g, P=None, k: int = 1, w0=None) -> np.ndarray:
 
 def ols_ar(y, s: int, ridge: float = 0.0) -> np.ndarray:
     """In-context least squares AR(s): w = (H + ridge I)^{-1} g, shape (..., s)."""
+    ridge = check_nonneg_real("ridge", ridge)
     H, g, _ = context_stats(y, s)
-    if ridge < 0 or not np.isfinite(ridge):
-        raise ValueError(f"ridge must be finite and >= 0, got {ridge!r}")
     return np.linalg.solve(H + ridge * np.eye(H.shape[-1]), g[..., None])[..., 0]
 
 
 def predict_ar(w, y, s: int) -> np.ndarray:
     """The AR prediction of y_T: w^T ybar_q, shape (...)."""
-    return np.einsum("...i,...i->...", np.asarray(w, float), query_features(y, s))
+    q = query_features(y, s)
+    return np.einsum("...i,...i->...", _weights("w", w, q.shape[-1]), q)
 
 
 def attention_ar_weights(W_V, W_QK, y, s: int) -> np.ndarray:
@@ -187,10 +209,12 @@ def attention_ar_weights(W_V, W_QK, y, s: int) -> np.ndarray:
 
     Exact for every theta; returns w_attn, shape (..., s).
     """
+    s = check_positive_int("s", s)
     W_V = check_finite_array("W_V", W_V, ndim=None)
     W_QK = check_finite_array("W_QK", W_QK, ndim=None)
-    if W_V.shape[-2:] != (s + 1, s + 1) or W_QK.shape[-2:] != (s + 1, s + 1):
-        raise ValueError(f"W_V and W_QK must be ({s + 1}, {s + 1}), got {W_V.shape} and {W_QK.shape}")
+    for name, W in (("W_V", W_V), ("W_QK", W_QK)):
+        if W.ndim < 2 or W.shape[-2:] != (s + 1, s + 1):
+            raise ValueError(f"{name} must have trailing shape {(s + 1, s + 1)}, got {W.shape}")
     H, g, gamma = context_stats(y, s)
     b = W_V[..., s, :]
     bx, by = b[..., :s], b[..., s]

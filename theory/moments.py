@@ -78,10 +78,13 @@ def pairings(order: int) -> np.ndarray:
 
 
 def _check_tuples(idx, T: int | None) -> np.ndarray:
-    arr = np.asarray(idx)
+    try:
+        arr = np.asarray(idx)
+    except ValueError:  # ragged
+        raise ValueError("idx must be an (N, order) array of index tuples of one order") from None
     if arr.ndim == 1:
         arr = arr[None, :]
-    if arr.ndim != 2 or arr.shape[1] < 1:
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ValueError(f"idx must be an (N, order) array of index tuples, got shape {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer):
         raise ValueError("idx must hold integer indices")
@@ -103,6 +106,8 @@ def gaussian_moments(K, idx) -> np.ndarray:
     K = check_finite_array("K", K, ndim=(2, 3))
     if K.shape[-1] != K.shape[-2]:
         raise ValueError(f"K must be square in its last two axes, got shape {K.shape}")
+    if K.size and np.abs(K - np.swapaxes(K, -1, -2)).max() > 1e-9 * max(1.0, np.abs(K).max()):
+        raise ValueError("K must be symmetric (a covariance matrix)")
     squeeze = K.ndim == 2
     Kb = K[None] if squeeze else K
     arr = _check_tuples(idx, K.shape[-1])
@@ -125,7 +130,10 @@ def symbolic_moment(idx, K=None) -> sp.Expr:
     >>> symbolic_moment((0, 1, 2, 3))
     K_0_1*K_2_3 + K_0_2*K_1_3 + K_0_3*K_1_2
     """
-    idx = tuple(int(i) for i in np.asarray(idx).ravel())
+    arr = np.asarray(idx)
+    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"idx must be one non-empty tuple of integer indices, got {idx!r}")
+    idx = tuple(int(i) for i in arr)
     if any(i < 0 for i in idx):
         raise ValueError("idx entries must be >= 0")
     if K is None:
@@ -136,7 +144,7 @@ def symbolic_moment(idx, K=None) -> sp.Expr:
         if not isinstance(K, sp.MatrixBase) or K.rows != K.cols:
             raise ValueError("K must be a square sympy Matrix")
         if max(idx) >= K.rows:
-            raise ValueError(f"idx entries must be < {K.rows}")
+            raise ValueError(f"idx entries must be < {K.rows} (the size of K)")
 
         def entry(a, b):
             return K[a, b]
@@ -200,7 +208,7 @@ def coordinate_covariance_poly(T: int, d: int, sigma_w2, sigma_v2, sigma_02=1):
     @functools.lru_cache(maxsize=None)
     def G(i: int, j: int) -> tuple:
         if not (0 <= i < T and 0 <= j < T):
-            raise ValueError(f"index out of range 0..{T - 1}: ({i}, {j})")
+            raise ValueError(f"i and j must lie in 0..{T - 1} (0-based times), got ({i}, {j})")
         lo, gap = min(i, j), abs(i - j)
         t = lo + 1
         coeffs = [Fraction(0)] * (gap + 2 * t + 1)

@@ -45,12 +45,14 @@ Example
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._validate import (
     check_finite_array,
+    check_generator,
     check_nonneg_real,
     check_positive_int,
     check_positive_real,
@@ -71,13 +73,17 @@ _DESCRIPTIONS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Systems:
     """A batch of ``m`` linear dynamical systems sharing the noise model.
 
     Attributes: ``A`` (m, d, d), ``c`` (m, d), ``Sigma_w`` (d, d), ``Sigma_0`` (d, d),
     ``sigma_v`` (float), ``lam`` (m, d) eigenvalues when A is diagonal (else None), and
     ``T`` the default horizon for :meth:`simulate` / :meth:`covariance` (may be None).
+
+    Arrays are validated and stored as float64 arrays; ``lam``, when given, must be
+    exactly the diagonal of a diagonal ``A`` (simulate() uses lam, covariance() uses A).
+    Batches compare and hash by identity.
     """
 
     A: np.ndarray
@@ -93,20 +99,35 @@ class Systems:
         if A.shape[1] != A.shape[2]:
             raise ValueError(f"A must be a batch of square matrices (m, d, d), got shape {A.shape}")
         m, d, _ = A.shape
+        if m < 1 or d < 1:
+            raise ValueError(f"A must hold at least one system of dimension >= 1, got shape {A.shape}")
         c = check_finite_array("c", self.c, ndim=2)
         if c.shape != (m, d):
             raise ValueError(f"c must have shape {(m, d)}, got {c.shape}")
+        object.__setattr__(self, "A", A)
+        object.__setattr__(self, "c", c)
         for name in ("Sigma_w", "Sigma_0"):
             S = check_finite_array(name, getattr(self, name), ndim=2)
             if S.shape != (d, d):
                 raise ValueError(f"{name} must have shape {(d, d)}, got {S.shape}")
-            if not np.allclose(S, S.T):
+            if np.abs(S - S.T).max() > 1e-10 * np.abs(S).max():
                 raise ValueError(f"{name} must be symmetric")
             if np.linalg.eigvalsh(S).min() < -1e-12 * max(1.0, np.abs(S).max()):
                 raise ValueError(f"{name} must be positive semi-definite")
-        check_nonneg_real("sigma_v", self.sigma_v)
+            object.__setattr__(self, name, S)
+        object.__setattr__(self, "sigma_v", check_nonneg_real("sigma_v", self.sigma_v))
+        if self.lam is not None:
+            lam = check_finite_array("lam", self.lam, ndim=2)
+            if lam.shape != (m, d):
+                raise ValueError(f"lam must have shape {(m, d)}, got {lam.shape}")
+            # simulate() uses lam, covariance() uses A: they must describe the same systems.
+            diag = np.zeros_like(A)
+            diag[:, np.arange(d), np.arange(d)] = lam
+            if not np.array_equal(A, diag):
+                raise ValueError("lam must be the diagonal of A, and A must then be diagonal")
+            object.__setattr__(self, "lam", lam)
         if self.T is not None:
-            check_positive_int("T", self.T)
+            object.__setattr__(self, "T", check_positive_int("T", self.T))
 
     @property
     def m(self) -> int:
@@ -131,35 +152,57 @@ class Systems:
                  dtype=np.float64) -> np.ndarray:
         """One trajectory per system: array (m, T) of y_1..y_T.
 
-        Vectorised over systems (the only Python loop runs over the T time steps).
-        ``T`` defaults to the value the batch was drawn for (see LDSFamily.sample).
+        Vectorised over systems (the only Python loop runs over the T time steps, in
+        place).  ``T`` defaults to the value the batch was drawn for (see
+        LDSFamily.sample).  ``dtype`` is float64 (default) or float32 (faster normals,
+        same law up to rounding).  Draws, in this order, (T+1, m, d) then (T, m)
+        standard normals from ``rng`` (the caller's generator, advanced in place).
         """
         T = self._horizon(T)
+        check_generator("rng", rng)
+        dt = _float_dtype(dtype)
         m, d = self.m, self.d
-        L0 = _psd_sqrt(self.Sigma_0).astype(dtype)
-        Lw = _psd_sqrt(self.Sigma_w).astype(dtype)
-        z = rng.standard_normal((T + 1, m, d), dtype=dtype)
-        v = rng.standard_normal((T, m), dtype=dtype)
-        isotropic_w = _is_scaled_identity(self.Sigma_w)
-        x = z[0] @ L0.T
-        if isotropic_w:
-            w = z[1:] * dtype(Lw[0, 0])
-        else:
-            w = z[1:] @ Lw.T
-        y = np.empty((T, m), dtype=dtype)
-        c = self.c.astype(dtype, copy=False)
+        z = rng.standard_normal((T + 1, m, d), dtype=dt)   # z[0] -> x_0, z[t] -> w_t -> x_t
+        v = rng.standard_normal((T, m), dtype=dt)
+        _scale_in_place(z[:1], self.Sigma_0, dt)
+        _scale_in_place(z[1:], self.Sigma_w, dt)
         if self.lam is not None:
-            lam = self.lam.astype(dtype, copy=False)
-            for t in range(T):
-                x = lam * x + w[t]
-                y[t] = np.einsum("md,md->m", x, c)
+            lam = self.lam.astype(dt, copy=False)
+            tmp = np.empty((m, d), dtype=dt)
+            for t in range(1, T + 1):
+                np.multiply(lam, z[t - 1], out=tmp)
+                z[t] += tmp
         else:
-            A = self.A.astype(dtype, copy=False)
-            for t in range(T):
-                x = np.einsum("mij,mj->mi", A, x) + w[t]
-                y[t] = np.einsum("md,md->m", x, c)
-        y += dtype(self.sigma_v) * v
-        return np.ascontiguousarray(y.T)
+            A = self.A.astype(dt, copy=False)
+            for t in range(1, T + 1):
+                z[t] += np.matmul(A, z[t - 1][:, :, None])[:, :, 0]
+        c = self.c.astype(dt, copy=False)
+        y = np.einsum("tmd,md->mt", z[1:], c)
+        y += dt.type(self.sigma_v) * v.T
+        return np.ascontiguousarray(y)
+
+
+def _float_dtype(dtype) -> np.dtype:
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}") from None
+    if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+    return dt
+
+
+def _scale_in_place(z: np.ndarray, S: np.ndarray, dt: np.dtype) -> None:
+    """z[..., :] <- L z (L L^T = S) for standard normals z of shape (k, m, d)."""
+    if _is_scaled_identity(S):
+        z *= dt.type(np.sqrt(S[0, 0]))
+    else:
+        L = _psd_sqrt(S).astype(dt)
+        np.matmul(z, L.T, out=z)
+
+
+def _is_diagonal(S: np.ndarray) -> bool:
+    return bool(np.all(S == np.diag(np.diag(S))))
 
 
 def _is_scaled_identity(S: np.ndarray) -> bool:
@@ -188,28 +231,61 @@ def covariance(systems: Systems, T: int) -> np.ndarray:
 
         Pi_1 = a^2 + q,  K[0, 0] = a^2 + q + r^2,  K[1, 0] = a (a^2 + q).
     """
+    if not isinstance(systems, Systems):
+        raise ValueError(f"systems must be a Systems batch, got {type(systems).__name__}")
     T = check_positive_int("T", T)
-    A = systems.A.astype(np.float64)
-    c = systems.c.astype(np.float64)
+    A = systems.A
+    c = systems.c
     m, d, _ = A.shape
-    Pi = np.broadcast_to(systems.Sigma_0, (m, d, d)).astype(np.float64)
-    Sw = systems.Sigma_w.astype(np.float64)
+    Sw = systems.Sigma_w
     u = np.empty((m, T, d))           # u[:, j] = Pi_{j+1} c
     r = np.empty((m, T, d))           # r[:, k] = c^T A^k
     rk = c.copy()
-    AT = np.swapaxes(A, 1, 2)
-    for t in range(T):
-        Pi = A @ Pi @ AT + Sw
-        u[:, t] = np.einsum("mij,mj->mi", Pi, c)
-        r[:, t] = rk
-        rk = np.einsum("mi,mij->mj", rk, A)
-    i, j = np.tril_indices(T)
-    low = np.einsum("mpd,mpd->mp", r[:, i - j], u[:, j])
-    K = np.zeros((m, T, T))
-    K[:, i, j] = low
-    K[:, j, i] = low
-    K[:, np.arange(T), np.arange(T)] += float(systems.sigma_v) ** 2
+    diag_noise = _is_diagonal(systems.Sigma_0) and _is_diagonal(Sw)
+    if systems.lam is not None and diag_noise:
+        # diagonal A and diagonal noise: Pi_t stays diagonal, p_t = lam^2 p_{t-1} + diag(Sigma_w)
+        lam = systems.lam
+        lam2 = lam * lam
+        p = np.broadcast_to(np.diag(systems.Sigma_0), (m, d)).copy()
+        sw = np.diag(Sw)
+        for t in range(T):
+            np.multiply(lam2, p, out=p)
+            p += sw
+            np.multiply(p, c, out=u[:, t])
+            r[:, t] = rk
+            rk = rk * lam
+    elif systems.lam is not None:     # diagonal A: Pi_t = (lam lam^T) * Pi_{t-1} + Sigma_w
+        lam = systems.lam
+        LL = lam[:, :, None] * lam[:, None, :]
+        Pi = np.broadcast_to(systems.Sigma_0, (m, d, d)).copy()
+        for t in range(T):
+            np.multiply(LL, Pi, out=Pi)
+            Pi += Sw
+            u[:, t] = np.einsum("mij,mj->mi", Pi, c)
+            r[:, t] = rk
+            rk = rk * lam
+    else:
+        Pi = np.broadcast_to(systems.Sigma_0, (m, d, d))
+        AT = np.swapaxes(A, 1, 2)
+        for t in range(T):
+            Pi = A @ Pi @ AT
+            Pi += Sw
+            u[:, t] = np.einsum("mij,mj->mi", Pi, c)
+            r[:, t] = rk
+            rk = np.matmul(rk[:, None, :], A)[:, 0, :]
+    RU = r @ np.swapaxes(u, 1, 2)     # RU[:, k, j] = c^T A^k Pi_{j+1} c = K[j + k, j]
+    K = np.take(RU.reshape(m, T * T), _band_gather(T), axis=1).reshape(m, T, T)
+    K.reshape(m, T * T)[:, ::T + 1] += float(systems.sigma_v) ** 2
     return K
+
+
+@functools.lru_cache(maxsize=64)
+def _band_gather(T: int) -> np.ndarray:
+    """Flat indices into RU (T, T) so that K[i, j] = RU[|i - j|, min(i, j)]."""
+    i, j = np.indices((T, T))
+    idx = (np.abs(i - j) * T + np.minimum(i, j)).ravel()
+    idx.setflags(write=False)
+    return idx
 
 
 @dataclass(frozen=True)
@@ -269,6 +345,7 @@ class LDSFamily:
 
     def sample_systems(self, rng: np.random.Generator, m: int) -> Systems:
         """Draw ``m`` systems (vectorised)."""
+        check_generator("rng", rng)
         m = check_positive_int("m", m)
         d = self.d
         lo = 0.0 if self.setting == "asym" else -1.0

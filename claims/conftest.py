@@ -1,0 +1,155 @@
+"""The claim-harness pytest plugin (active whenever claims/ is collected).
+
+Run it as ``pytest claims`` (serial) or ``pytest claims -n auto`` (pytest-xdist), from the
+repository root.  It adds:
+
+Options (registered here, so the ``claims`` path must be on the command line --
+``pytest claims --profile paper``; a bare ``pytest --profile paper`` does not load this
+file early enough and argparse rejects the option)
+
+    ``--profile {quick,paper}``  compute budget of the checks (default ``quick``, what CI
+                                 runs; see claims/profiles.py).  Any other name is a usage
+                                 error (exit code 4).
+    ``--claims-report DIR``      where ``claims.json`` and ``claims.md`` go.  Default:
+                                 ``<rootdir>/reports`` (the rootdir is the folder of
+                                 pyproject.toml, whatever the working directory); a relative
+                                 DIR is taken relative to the invocation directory.
+
+Fixtures
+
+    ``profile``  the :class:`claims.profiles.Profile` of this run (session scope).
+    ``claim``    a :class:`claims.harness.ClaimRecorder` bound to the current test;
+                 ``claim.record(...)`` returns a ``Record`` whose ``.check()`` asserts the
+                 expected verdict.  A test that passes without calling ``.check()`` on
+                 every record it made gets an error at teardown.
+
+Report
+    At the end of the session the controller process (never an xdist worker) prints a
+    table grouped by claim, with a summary line per claim, and writes the two report
+    files atomically -- only if at least one record was collected.
+
+Example claim file::
+
+    from claims.harness import rng_for
+
+    def test_mean_is_zero(claim, profile):
+        x = rng_for("demo", "mean").standard_normal(profile.mc_systems)
+        claim.record(claim="demo", paper_ref="eq. 1", setting="a",
+                     metric="|mean| * sqrt(n)", measured=abs(x.mean()) * len(x) ** 0.5,
+                     tolerance=4.0, comparator="<=").check()
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from claims import harness
+from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, pop_active, \
+    push_active
+
+_PLUGIN_NAME = "claims-harness"
+_PLUGIN_KEY = pytest.StashKey["ClaimsPlugin"]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("claims", "claim harness (claims/conftest.py)")
+    group.addoption(
+        "--profile", dest="claims_profile", default=DEFAULT_PROFILE,
+        choices=list(PROFILES), metavar="{" + ",".join(PROFILES) + "}",
+        help=f"compute profile of the claim checks (default: {DEFAULT_PROFILE}; "
+             "'paper' follows the paper's protocol, MATH.md section 2)")
+    group.addoption(
+        "--claims-report", dest="claims_report", default=None, metavar="DIR",
+        help="folder for claims.json and claims.md (default: <rootdir>/reports; a relative "
+             "DIR is relative to the invocation directory)")
+
+
+class ClaimsPlugin:
+    """Per-run state: the profile, the records seen by the controller, the report paths."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        try:
+            self.profile: Profile = get_profile(config.getoption("claims_profile"))
+        except ValueError as exc:  # only reachable if the option was set programmatically
+            raise pytest.UsageError(f"--profile: {exc}") from None
+        self.is_worker = hasattr(config, "workerinput")
+        self.collector = harness.RecordCollector()
+        self.call_passed: dict[str, bool] = {}
+        self.records: list[dict] = []
+        self.written: tuple[Path, ...] = ()
+        self.write_error: str | None = None
+
+    def report_dir(self) -> Path:
+        opt = self.config.getoption("claims_report")
+        if opt:
+            return (Path(self.config.invocation_params.dir) / opt).resolve()
+        return Path(self.config.rootpath) / "reports"
+
+    # -- hooks ---------------------------------------------------------------------------
+    def pytest_report_header(self, config):
+        return f"claims profile: {self.profile.name} ({self.profile.description})"
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call":
+            self.call_passed[report.nodeid] = bool(report.passed)
+        if not self.is_worker:
+            self.collector.add(report)
+
+    def pytest_sessionfinish(self, session):
+        if self.is_worker:
+            return
+        self.records = self.collector.records()
+        if not self.records:
+            return
+        try:
+            self.written = harness.write_reports(self.records, self.report_dir(),
+                                                 self.profile.as_dict())
+        except OSError as exc:
+            self.write_error = f"could not write the claims report: {exc}"
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if self.is_worker or not self.records:
+            return
+        tr = terminalreporter
+        tr.write_sep("=", f"claims (profile {self.profile.name})")
+        for line in harness.render_terminal(self.records):
+            tr.write_line(line)
+        for p in self.written:
+            tr.write_line(f"report: {p}")
+        if self.write_error:
+            tr.write_line(self.write_error, red=True)
+
+
+def pytest_configure(config):
+    plugin = ClaimsPlugin(config)
+    config.stash[_PLUGIN_KEY] = plugin
+    config.pluginmanager.register(plugin, _PLUGIN_NAME)
+    push_active(plugin.profile)
+
+
+def pytest_unconfigure(config):
+    plugin = config.stash.get(_PLUGIN_KEY, None)
+    if plugin is not None:
+        pop_active(plugin.profile)
+        if config.pluginmanager.is_registered(plugin):
+            config.pluginmanager.unregister(plugin)
+
+
+@pytest.fixture(scope="session")
+def profile(pytestconfig) -> Profile:
+    """The :class:`~claims.profiles.Profile` selected with ``--profile``."""
+    return pytestconfig.stash[_PLUGIN_KEY].profile
+
+
+@pytest.fixture
+def claim(request, profile):
+    """A :class:`~claims.harness.ClaimRecorder` bound to this test (see module doc)."""
+    recorder = harness.ClaimRecorder(request.node, profile.name)
+    yield recorder
+    plugin = request.config.stash[_PLUGIN_KEY]
+    if plugin.call_passed.pop(request.node.nodeid, False) and recorder.unchecked():
+        names = "; ".join(repr(r) for r in recorder.unchecked())
+        pytest.fail(f"claim record(s) never checked -- call .check() on what "
+                    f"claim.record(...) returns: {names}", pytrace=False)

@@ -1,0 +1,279 @@
+"""Command line: ``ldsicl kappa`` and ``ldsicl train`` (also ``python -m models.cli``).
+
+Examples::
+
+    ldsicl kappa --setting a --T 30 --d 5 --sigma-w 0.1 --sigma-v 0.1 --json
+    ldsicl kappa --setting b --mc-systems 200000 --seed 0
+    ldsicl train --setting a --s 1 --steps 8000 --batch 3000 --seed 0 --device auto
+    ldsicl train --setting a --steps 200 --batch 256 --no-cache --json --out run.json
+
+Standard deviations are read as exact decimals ("0.1" is 1/10, its variance 1/100;
+"1/10" is accepted too), so the exact method computes kappa for exactly the numbers
+typed.  A bad argument prints one message naming it on stderr and exits with status 2;
+a training run that diverges exits with status 1.  ``main(argv)`` returns the exit
+status instead of raising ``SystemExit``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from fractions import Fraction
+
+from theory._validate import check_rational
+from theory.systems import SETTINGS
+
+__all__ = ["main", "build_parser"]
+
+# library field name -> command-line flag, to turn a ValueError into "argument --flag: ..."
+_FLAGS = {
+    "setting": "--setting", "T": "--T", "d": "--d", "s": "--s", "sigma_w": "--sigma-w",
+    "sigma_v": "--sigma-v", "sigma_0": "--sigma-0", "method": "--method", "m": "--mc-systems",
+    "seed": "--seed", "steps": "--steps", "batch": "--batch", "lr": "--lr", "lr_min": "--lr-min",
+    "warmup_steps": "--warmup-steps", "weight_decay": "--weight-decay",
+    "grad_clip": "--grad-clip", "init_scale": "--init-scale", "dtype": "--dtype",
+    "forward": "--forward", "device": "--device", "cache_dir": "--cache-dir",
+    "cond_max": "--cond-max",
+}
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, but ``error`` raises instead of exiting, so ``main`` returns 2."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise _UsageError(message)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _rational(name):
+    def parse(text):
+        try:
+            return check_rational(name, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = name
+    return parse
+
+
+def _int(name, minimum):
+    def parse(text):
+        try:
+            v = int(text.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {v}")
+        return v
+    parse.__name__ = name
+    return parse
+
+
+def _real(name, *, positive=False):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a real number, got {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"{name} must be finite, got {text!r}")
+        if v < 0 or (positive and v == 0):
+            raise argparse.ArgumentTypeError(f"{name} must be {'>' if positive else '>='} 0, got {text!r}")
+        return v
+    parse.__name__ = name
+    return parse
+
+
+def _add_family_args(p):
+    p.add_argument("--setting", choices=SETTINGS, default="a", help="system family (default a)")
+    p.add_argument("--T", type=_int("T", 3), default=30, help="sequence length (default 30)")
+    p.add_argument("--d", type=_int("d", 1), default=5, help="state dimension (default 5)")
+    p.add_argument("--sigma-w", type=_rational("sigma_w"), default=Fraction(1, 10),
+                   help="process noise std (default 0.1)")
+    p.add_argument("--sigma-v", type=_rational("sigma_v"), default=Fraction(1, 10),
+                   help="observation noise std (default 0.1)")
+    p.add_argument("--sigma-0", type=_rational("sigma_0"), default=Fraction(1),
+                   help="initial state std (default 1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(prog="ldsicl", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", metavar="{kappa,train}", parser_class=_ArgumentParser)
+    sub.required = True
+
+    pk = sub.add_parser("kappa", help="kappa of Theorem 4.1 (AR(1) optimum)",
+                        description="kappa = (T-2) E[y_{T-1} y_T S] / E[y_{T-1}^2 S^2] for a family.")
+    _add_family_args(pk)
+    pk.add_argument("--method", default="auto",
+                    choices=("auto", "exact-rational", "exact", "gauss-legendre", "quadrature",
+                             "mc-moments", "mc-trajectories"),
+                    help="auto: exact rational for setting a, Monte Carlo (mc-moments) otherwise")
+    pk.add_argument("--mc-systems", type=_int("mc-systems", 1), default=200_000,
+                    help="systems for the Monte Carlo methods (default 200000)")
+    pk.add_argument("--seed", type=_int("seed", 0), default=0, help="Monte Carlo seed (default 0)")
+    pk.add_argument("--json", action="store_true", help="print one JSON object")
+
+    pt = sub.add_parser("train", help="one training run of the attention layer",
+                        description="Train the linear self-attention layer with the paper's protocol "
+                                    "(fresh systems every step, AdamW, clipping, warm-up + cosine).")
+    _add_family_args(pt)
+    pt.add_argument("--s", type=_int("s", 1), default=1, help="AR window s (default 1)")
+    pt.add_argument("--steps", type=_int("steps", 1), default=8000)
+    pt.add_argument("--batch", type=_int("batch", 1), default=3000)
+    pt.add_argument("--seed", type=_int("seed", 0), default=0)
+    pt.add_argument("--lr", type=_real("lr", positive=True), default=None, help="peak learning rate")
+    pt.add_argument("--lr-min", type=_real("lr_min"), default=None)
+    pt.add_argument("--warmup-steps", type=_int("warmup_steps", 0), default=None)
+    pt.add_argument("--weight-decay", type=_real("weight_decay"), default=None)
+    pt.add_argument("--grad-clip", type=_real("grad_clip", positive=True), default=None)
+    pt.add_argument("--init-scale", type=_real("init_scale"), default=None)
+    pt.add_argument("--dtype", choices=("float32", "float64"), default=None)
+    pt.add_argument("--forward", choices=("effective", "model"), default=None)
+    pt.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
+    g = pt.add_mutually_exclusive_group()
+    g.add_argument("--cache-dir", default=None,
+                   help="weight cache directory (default $LDSICL_CACHE_DIR or <repo>/.cache/ldsicl)")
+    g.add_argument("--no-cache", action="store_true", help="always train, store nothing")
+    pt.add_argument("--json", action="store_true", help="print TrainResult.to_dict() as JSON")
+    pt.add_argument("--out", default=None, help="also write the JSON record to this file")
+    pr = pt.add_mutually_exclusive_group()
+    pr.add_argument("--progress", dest="progress", action="store_const", const=True, default=None)
+    pr.add_argument("--no-progress", dest="progress", action="store_const", const=False)
+    return parser
+
+
+def _value_error(parser, exc: ValueError):
+    msg = str(exc)
+    name = msg.split(" ", 1)[0]
+    flag = _FLAGS.get(name)
+    parser.error(f"argument {flag}: {msg}" if flag else msg)
+
+
+def _exact_for_decimal(q: Fraction) -> bool:
+    return Fraction(repr(float(q))) == q
+
+
+def _run_kappa(args, parser) -> int:
+    from theory import kappa as kappa_mod
+    from theory.systems import LDSFamily
+
+    try:
+        family = LDSFamily(args.setting, d=args.d, T=args.T, sigma_w=float(args.sigma_w),
+                           sigma_v=float(args.sigma_v), sigma_0=float(args.sigma_0))
+        exact_inputs = all(_exact_for_decimal(q) for q in (args.sigma_w, args.sigma_v, args.sigma_0))
+        method = {"exact": "exact-rational", "quadrature": "gauss-legendre"}.get(args.method, args.method)
+        if method == "auto" and args.setting == "a":
+            method = "exact-rational"
+        if method == "exact-rational" and args.setting == "a" and not exact_inputs:
+            # e.g. --sigma-w 1/3: pass the exact rationals, not their float reprs
+            sw2, sv2, s02 = args.sigma_w ** 2, args.sigma_v ** 2, args.sigma_0 ** 2
+            num, den = kappa_mod.kappa_moments_exact_a(args.T, args.d, sw2, sv2, s02)
+            ex = (args.T - 2) * num / den
+            res = kappa_mod.KappaResult(
+                kappa=float(ex), exact=ex, stderr=0.0, method="exact-rational",
+                numerator=float(num), denominator=float(den),
+                details={"setting": "a", "T": args.T, "d": args.d, "sigma_w2": str(sw2),
+                         "sigma_v2": str(sv2), "sigma_02": str(s02)})
+        else:
+            res = kappa_mod.kappa(family, method=method, m=args.mc_systems, seed=args.seed)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    if args.json:
+        out = res.to_json()
+        out.update({"setting": args.setting, "T": args.T, "d": args.d,
+                    "sigma_w": str(args.sigma_w), "sigma_v": str(args.sigma_v),
+                    "sigma_0": str(args.sigma_0)})
+        print(json.dumps(out))
+        return 0
+    print(f"kappa = {res.kappa!r}  (method {res.method})")
+    if res.exact is not None:
+        print(f"exact = {res.exact.numerator}/{res.exact.denominator}")
+    elif res.stderr:
+        print(f"stderr = {res.stderr!r}")
+    print(f"setting {args.setting}, T={args.T}, d={args.d}, sigma_w={args.sigma_w}, "
+          f"sigma_v={args.sigma_v}, sigma_0={args.sigma_0}")
+    return 0
+
+
+def _format_matrix(W) -> str:
+    return "\n".join("  [" + "  ".join(f"{x: .8f}" for x in row) + "]" for row in W)
+
+
+def _run_train(args, parser) -> int:
+    from .cache import cache_path, load_cached, train_cached
+    from .runtime import resolve_device
+    from .trainer import TrainConfig, train
+
+    kw = dict(setting=args.setting, s=args.s, d=args.d, T=args.T, sigma_w=float(args.sigma_w),
+              sigma_v=float(args.sigma_v), sigma_0=float(args.sigma_0), steps=args.steps,
+              batch=args.batch, seed=args.seed)
+    for name in ("lr", "lr_min", "warmup_steps", "weight_decay", "grad_clip", "init_scale",
+                 "dtype", "forward"):
+        v = getattr(args, name)
+        if v is not None:
+            kw[name] = v
+    try:
+        config = TrainConfig(**kw)
+        resolve_device(args.device)
+        cached = None
+        if not args.no_cache:
+            cached = load_cached(config, args.cache_dir)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    try:
+        if args.no_cache:
+            result = train(config, device=args.device, progress=args.progress)
+        elif cached is not None:
+            result = cached
+            print(f"loaded from cache: {cache_path(config, args.cache_dir)}", file=sys.stderr)
+        else:
+            result = train_cached(config, cache_dir=args.cache_dir, device=args.device,
+                                  progress=args.progress)
+    except RuntimeError as exc:  # e.g. the loss diverged
+        print(f"ldsicl train: error: {exc}", file=sys.stderr)
+        return 1
+    record = result.to_dict()
+    if args.out:
+        from .cache import _atomic_write_text
+        from pathlib import Path
+        _atomic_write_text(Path(args.out), json.dumps(record) + "\n")
+    if args.json:
+        print(json.dumps(record))
+        return 0
+    c = result.config
+    print(f"setting {c.setting}, s={c.s}, T={c.T}, d={c.d}, steps={c.steps}, batch={c.batch}, "
+          f"seed={c.seed}, lr={c.lr}, device={result.device}")
+    print("W_V =")
+    print(_format_matrix(result.W_V))
+    print("W_QK =")
+    print(_format_matrix(result.W_QK))
+    if c.s == 1:
+        print(f"AR(1) coefficient b_2 W[1,1] + b_1 W[2,1] = {result.ar1_coefficient()!r}")
+    print(f"final loss = {result.final_loss:.6g} +- {result.final_loss_stderr:.2g} "
+          f"(last {result.final_window} steps); held-out loss (full forward pass) = {result.eval_loss:.6g}")
+    print(f"wall time = {result.wall_seconds:.2f} s")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point of ``ldsicl``; returns the exit status (2 for a bad argument)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        sub = parser._subparsers._group_actions[0].choices[args.command]
+        if args.command == "kappa":
+            return _run_kappa(args, sub)
+        return _run_train(args, sub)
+    except _UsageError:
+        return 2
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

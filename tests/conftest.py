@@ -1,0 +1,14 @@
+"""Shared test setup for the core-module tests.
+
+Makes ``tests/_oracles.py`` (independent, loop-based reference implementations and
+deliberately wrong variants) importable as ``_oracles`` from every test folder,
+including ``tests/benchmarks/`` (there is no ``__init__.py`` under ``tests/``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)

@@ -1,0 +1,200 @@
+"""models.attention: the linear self-attention layer, its tokens and its effective form.
+
+Oracles: an explicit-sum implementation of T_theta(Y) = Y + (1/n) W_V Y M Y^T W_QK Y
+(no matmul), the effective form b^T C W_QK z_q, the AR weights of paper eq. 17
+(theory.ar.attention_ar_weights, numpy), and numpy's token matrix.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from _oracles import loop_lsa_forward, loop_tokens
+from models.attention import LinearSelfAttention, build_tokens, effective_prediction
+from theory.ar import ar1_optimal_weights, attention_ar_weights, predict_ar, token_matrix
+
+finite = st.floats(-3, 3, allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def layer_case(draw, s_max=5, T_max=20, B_max=3):
+    s = draw(st.integers(1, s_max))
+    T = draw(st.integers(s + 2, T_max))
+    B = draw(st.integers(1, B_max))
+    y = draw(hnp.arrays(np.float64, (B, T), elements=finite))
+    W_V = draw(hnp.arrays(np.float64, (s + 1, s + 1), elements=finite))
+    W_QK = draw(hnp.arrays(np.float64, (s + 1, s + 1), elements=finite))
+    return s, y, W_V, W_QK
+
+
+def tol(bound):
+    """Rounding tolerance: 1e-12 relative to the sum of |terms| (computed by the loop)."""
+    return 1e-12 * (bound + 1e-300)
+
+
+# -------------------------------------------------------------------------- tokens
+
+
+def test_worked_example_tokens_numpy_and_torch():
+    expect = [[1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 0]]
+    y = np.arange(1.0, 7.0)
+    np.testing.assert_array_equal(token_matrix(y, 2), expect)
+    Y0 = build_tokens(torch.tensor(y)[None], 2)
+    assert Y0.shape == (1, 3, 4) and Y0.dtype == torch.float64
+    np.testing.assert_array_equal(Y0[0].numpy(), expect)
+    np.testing.assert_array_equal(loop_tokens(y, 2), expect)
+
+
+@given(case=layer_case())
+def test_build_tokens_equals_numpy_token_matrix(case):
+    s, y, _, _ = case
+    np.testing.assert_array_equal(build_tokens(torch.from_numpy(y), s).numpy(), token_matrix(y, s))
+
+
+# ------------------------------------------------------------ forward pass, float64
+
+
+@given(case=layer_case())
+def test_forward_equals_loop_and_effective_form(case):
+    s, y, W_V, W_QK = case
+    layer = LinearSelfAttention.from_weights(W_V, W_QK)
+    Y0 = build_tokens(torch.from_numpy(y), s)
+    with torch.no_grad():
+        out, pred = layer(Y0)
+    assert out.shape == Y0.shape and pred.shape == (y.shape[0],)
+    assert out.dtype == pred.dtype == torch.float64
+    n = y.shape[1] - s - 1
+    for b in range(y.shape[0]):
+        Yl = loop_tokens(y[b], s)
+        ref = loop_lsa_forward(Yl, W_V.tolist(), W_QK.tolist())
+        bound = loop_lsa_forward(Yl, W_V.tolist(), W_QK.tolist(), absolute=True)
+        assert np.all(np.abs(out[b].numpy() - ref) <= tol(bound))           # full output matrix
+        assert abs(pred[b].item() - ref[s, n]) <= tol(bound[s, n])         # [T(Y0)]_{s+1, n+1}
+    # effective form b^T C W_QK z_q
+    Z = Y0[:, :, :n]
+    C = Z @ Z.transpose(1, 2) / n
+    eff = effective_prediction(torch.from_numpy(W_V[s]), C, torch.from_numpy(W_QK), Y0[:, :, n])
+    for b in range(y.shape[0]):
+        bound = loop_lsa_forward(loop_tokens(y[b], s), W_V.tolist(), W_QK.tolist(), absolute=True)[s, n]
+        assert abs(eff[b].item() - pred[b].item()) <= tol(bound)
+    # predict() is forward() on build_tokens()
+    with torch.no_grad():
+        np.testing.assert_array_equal(layer.predict(torch.from_numpy(y)).numpy(), pred.numpy())
+
+
+@settings(max_examples=25)
+@given(case=layer_case())
+def test_eq17_ar_weights_reproduce_the_layer(case):
+    """theory.ar.attention_ar_weights (paper eq. 17) gives the same y_hat_T, in numpy."""
+    s, y, W_V, W_QK = case
+    layer = LinearSelfAttention.from_weights(W_V, W_QK)
+    with torch.no_grad():
+        pred = layer.predict(torch.from_numpy(y)).numpy()
+    w = attention_ar_weights(W_V, W_QK, y, s)
+    assert w.shape == (y.shape[0], s)
+    via_ar = predict_ar(w, y, s)
+    for b in range(y.shape[0]):
+        bound = loop_lsa_forward(loop_tokens(y[b], s), W_V.tolist(), W_QK.tolist(), absolute=True)[s, -1]
+        assert abs(via_ar[b] - pred[b]) <= 1e-11 * (bound + 1e-300)
+
+
+def test_only_last_row_of_WV_and_first_s_columns_of_WQK_act():
+    rng = np.random.default_rng(0)
+    s, y = 3, rng.standard_normal((4, 15))
+    W_V, W_QK = rng.standard_normal((2, s + 1, s + 1))
+    base = LinearSelfAttention.from_weights(W_V, W_QK).predict(torch.from_numpy(y)).detach()
+    W_V2, W_QK2 = W_V.copy(), W_QK.copy()
+    W_V2[:s] = rng.standard_normal((s, s + 1))
+    W_QK2[:, s] = rng.standard_normal(s + 1)
+    other = LinearSelfAttention.from_weights(W_V2, W_QK2).predict(torch.from_numpy(y)).detach()
+    torch.testing.assert_close(other, base, rtol=1e-12, atol=1e-12)
+    # gauge: (lambda b, W_QK / lambda) changes nothing
+    W_V3, W_QK3 = W_V.copy(), W_QK / 2.5
+    W_V3[s] *= 2.5
+    gauge = LinearSelfAttention.from_weights(W_V3, W_QK3).predict(torch.from_numpy(y)).detach()
+    torch.testing.assert_close(gauge, base, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("family", ["value", "key"])
+def test_ar1_optimum_predicts_kappa_over_n_y_S(family):
+    y = np.random.default_rng(1).standard_normal((3, 30))
+    kappa, n = 0.2052454015138651, 28
+    W_V, W_QK = ar1_optimal_weights(kappa, family)
+    pred = LinearSelfAttention.from_weights(W_V, W_QK).predict(torch.from_numpy(y)).detach().numpy()
+    for b in range(3):
+        S = sum(y[b, t] * y[b, t + 1] for t in range(n))
+        assert pred[b] == pytest.approx(kappa / n * y[b, -2] * S, rel=1e-12)
+
+
+def test_gradients_match_finite_differences():
+    torch.manual_seed(0)
+    layer = LinearSelfAttention(2, init_scale=0.5, dtype=torch.float64)
+    Y0 = build_tokens(torch.randn(4, 9, dtype=torch.float64), 2)
+
+    def f(W_V, W_QK):
+        n = Y0.shape[2] - 1
+        C = Y0[:, :, :n] @ Y0[:, :, :n].transpose(1, 2) / n
+        return (Y0 + W_V @ C @ W_QK @ Y0)[:, 2, n]
+
+    assert torch.autograd.gradcheck(f, (layer.W_V.detach().clone().requires_grad_(),
+                                        layer.W_QK.detach().clone().requires_grad_()))
+    loss = layer(Y0)[1].pow(2).sum()
+    loss.backward()
+    W_V = layer.W_V.detach().clone().requires_grad_()
+    W_QK = layer.W_QK.detach().clone().requires_grad_()
+    f(W_V, W_QK).pow(2).sum().backward()
+    torch.testing.assert_close(layer.W_V.grad, W_V.grad)
+    torch.testing.assert_close(layer.W_QK.grad, W_QK.grad)
+
+
+# ---------------------------------------------------------------- float32, device
+
+
+def test_float32_runs_and_is_close():
+    rng = np.random.default_rng(2)
+    s, y = 3, rng.standard_normal((8, 20))
+    W_V, W_QK = rng.standard_normal((2, s + 1, s + 1))
+    l64 = LinearSelfAttention.from_weights(W_V, W_QK)
+    l32 = LinearSelfAttention.from_weights(W_V, W_QK, dtype=torch.float32, device="cpu")
+    assert l32.W_V.dtype == torch.float32 and l32.W_V.device.type == "cpu"
+    with torch.no_grad():
+        p64 = l64.predict(torch.from_numpy(y))
+        out32, p32 = l32(build_tokens(torch.from_numpy(y).float(), s))
+    assert p32.dtype == torch.float32
+    torch.testing.assert_close(p32.double(), p64, rtol=1e-4, atol=1e-4 * p64.abs().max().item())
+    w64, wqk64 = l32.weights()
+    assert w64.dtype == np.float64
+    np.testing.assert_allclose(w64, W_V, rtol=1e-6)
+
+
+def test_constructor_init_and_device():
+    g = torch.Generator().manual_seed(0)
+    layer = LinearSelfAttention(2, init_scale=0.1, generator=g, device="cpu")
+    assert layer.W_V.shape == layer.W_QK.shape == (3, 3)
+    assert layer.W_V.dtype == torch.float32 and layer.W_V.requires_grad
+    assert 0 < layer.W_V.detach().abs().max() < 1
+    g2 = torch.Generator().manual_seed(0)
+    again = LinearSelfAttention(2, init_scale=0.1, generator=g2, device=torch.device("cpu"))
+    torch.testing.assert_close(again.W_V, layer.W_V)
+    z = LinearSelfAttention(4, init="zeros", dtype=torch.float64)
+    assert z.s == 4 and torch.count_nonzero(z.W_V) == 0 and torch.count_nonzero(z.W_QK) == 0
+    # zero weights: T_theta is the identity and the prediction is the 0 of z_q
+    Y0 = build_tokens(torch.randn(2, 10, dtype=torch.float64), 4)
+    out, pred = z(Y0)
+    torch.testing.assert_close(out, Y0)
+    assert torch.all(pred == 0)
+    assert [n for n, _ in layer.named_parameters()] == ["W_V", "W_QK"]
+
+
+def test_from_weights_round_trip():
+    rng = np.random.default_rng(3)
+    W_V, W_QK = rng.standard_normal((2, 3, 3))
+    layer = LinearSelfAttention.from_weights(torch.from_numpy(W_V), W_QK.tolist())
+    a, b = layer.weights()
+    np.testing.assert_array_equal(a, W_V)
+    np.testing.assert_array_equal(b, W_QK)
+    assert layer.s == 2 and layer.W_V.dtype == torch.float64

@@ -1,0 +1,172 @@
+"""models.cli: ``ldsicl kappa`` / ``ldsicl train`` in-process (main(argv)) and as a process."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.cli import main
+from models.trainer import TrainConfig, TrainResult
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE_KAPPA = 0.2052454015138651  # MATH.md section 4, setting (a) defaults
+
+needs_kappa = pytest.mark.skipif(importlib.util.find_spec("theory.kappa") is None,
+                                 reason="theory.kappa (kappa of Theorem 4.1) is not written yet")
+
+KAPPA_ARGS = ["kappa", "--setting", "a", "--T", "30", "--d", "5", "--sigma-w", "0.1",
+              "--sigma-v", "0.1", "--json"]
+
+
+def _run(*args, timeout=120):
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "models.cli", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _check_kappa_json(text):
+    out = json.loads(text)
+    assert out["kappa"] == pytest.approx(REFERENCE_KAPPA, rel=1e-12)
+    assert re.fullmatch(r"\d+/\d+", out["exact"])
+    assert float(Fraction(out["exact"])) == pytest.approx(out["kappa"], rel=1e-15)
+    assert out["method"] == "exact-rational" and out["stderr"] == 0.0
+    return out
+
+
+@needs_kappa
+def test_kappa_json_in_process(capsys):
+    assert main(KAPPA_ARGS) == 0
+    captured = capsys.readouterr()
+    _check_kappa_json(captured.out)
+    assert captured.err == ""
+
+
+@needs_kappa
+def test_kappa_json_subprocess():
+    proc = _run(*KAPPA_ARGS)
+    assert proc.returncode == 0, proc.stderr
+    _check_kappa_json(proc.stdout)
+
+
+@needs_kappa
+def test_kappa_text_output_and_exact_decimals(capsys):
+    assert main(["kappa"]) == 0  # defaults are the paper's
+    out = capsys.readouterr().out
+    m = re.search(r"kappa = (\S+)\s+\(method exact-rational\)", out)
+    assert m and float(m.group(1)) == pytest.approx(REFERENCE_KAPPA, rel=1e-12)
+    assert re.search(r"^exact = \d+/\d+$", out, re.M)
+    # "0.1" and "1/10" are the same exact number
+    assert main(KAPPA_ARGS[:-1] + ["--sigma-w", "1/10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["exact"] is not None
+
+
+@needs_kappa
+def test_kappa_non_decimal_rational_is_exact(capsys):
+    """--sigma-w 1/3 goes to the exact engine as 1/3, not as the float 0.333..."""
+    from theory.kappa import kappa_exact_a
+    assert main(["kappa", "--T", "6", "--sigma-w", "1/3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert Fraction(out["exact"]) == kappa_exact_a(6, 5, Fraction(1, 9), Fraction(1, 100), 1)
+
+
+@needs_kappa
+def test_kappa_monte_carlo_reports_stderr(capsys):
+    assert main(["kappa", "--setting", "b", "--T", "8", "--d", "2", "--mc-systems", "2000",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["exact"] is None and out["stderr"] > 0 and out["method"].startswith("mc")
+    assert np.isfinite(out["kappa"])
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["kappa", "--setting", "z"], "--setting"),
+    (["kappa", "--sigma-w", "-0.1"], "sigma_w"),
+    (["kappa", "--sigma-v", "nan"], "sigma_v"),
+    (["kappa", "--sigma-0", "inf"], "sigma_0"),
+    (["kappa", "--sigma-w", "abc"], "sigma_w"),
+    (["kappa", "--T", "2"], "--T"),
+    (["kappa", "--d", "0"], "--d"),
+    (["kappa", "--method", "magic"], "--method"),
+    (["kappa", "--mc-systems", "0"], "--mc-systems"),
+    (["kappa", "--setting", "b", "--method", "exact"], "--method"),
+    (["frobnicate"], "frobnicate"),
+    ([], "required"),
+    (["train", "--device", "tpu", "--no-cache"], "--device"),
+    (["train", "--T", "3", "--s", "2", "--no-cache"], "--T"),
+    (["train", "--steps", "0"], "--steps"),
+    (["train", "--batch", "-5"], "--batch"),
+    (["train", "--lr", "nan"], "--lr"),
+    (["train", "--lr", "-1"], "--lr"),
+    (["train", "--setting", "e"], "--setting"),
+    (["train", "--sigma-w", "-1"], "sigma_w"),
+    (["train", "--warmup-steps", "9000"], "--warmup-steps"),
+    (["train", "--cache-dir", "x", "--no-cache"], "--no-cache"),
+])
+def test_bad_arguments_exit_2_naming_the_parameter(argv, name, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert name in captured.err, captured.err
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def test_bad_argument_exit_status_as_a_process():
+    proc = _run("kappa", "--sigma-v", "-1")
+    assert proc.returncode == 2
+    assert "--sigma-v" in proc.stderr and "sigma_v must be >= 0" in proc.stderr
+
+
+def test_diverging_run_exits_1(capsys):
+    assert main(["train", "--steps", "30", "--batch", "16", "--lr", "1e30", "--init-scale", "1",
+                 "--warmup-steps", "0", "--no-cache", "--device", "cpu"]) == 1
+    assert "lower lr" in capsys.readouterr().err
+
+
+def test_help_exits_0(capsys):
+    assert main(["--help"]) == 0
+    assert "kappa" in capsys.readouterr().out
+
+
+TRAIN_ARGS = ["train", "--setting", "a", "--s", "1", "--steps", "40", "--batch", "64",
+              "--seed", "1", "--device", "cpu", "--no-progress"]
+
+
+def test_train_json_no_cache_and_out_file(tmp_path, capsys):
+    out_file = tmp_path / "run.json"
+    assert main(TRAIN_ARGS + ["--no-cache", "--json", "--out", str(out_file)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    res = TrainResult.from_dict(record)
+    assert res.config == TrainConfig(setting="a", s=1, steps=40, batch=64, seed=1)
+    assert res.device == "cpu" and np.array(record["W_V"]).shape == (2, 2)
+    assert json.loads(out_file.read_text()) == record
+
+
+def test_train_text_output_and_cache(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    assert main(TRAIN_ARGS + ["--cache-dir", str(cache), "--lr", "0.02"]) == 0
+    first = capsys.readouterr()
+    for needle in ("W_V =", "W_QK =", "AR(1) coefficient", "final loss", "wall time"):
+        assert needle in first.out
+    assert len(list(cache.glob("*.json"))) == 1
+    assert main(TRAIN_ARGS + ["--cache-dir", str(cache), "--lr", "0.02", "--json"]) == 0
+    second = capsys.readouterr()
+    assert "loaded from cache" in second.err
+    rec = json.loads(second.out)
+    assert rec["config"]["lr"] == 0.02
+    coef = re.search(r"AR\(1\) coefficient .* = (\S+)", first.out).group(1)
+    assert float(coef) == pytest.approx(TrainResult.from_dict(rec).ar1_coefficient(), rel=1e-12)
+
+
+def test_train_subprocess_json(tmp_path):
+    proc = _run(*TRAIN_ARGS, "--steps", "20", "--no-cache", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["config"]["steps"] == 20 and rec["device"] == "cpu"

@@ -1,0 +1,346 @@
+"""Tests for theory.kappa: kappa of Theorem 4.1 (eq. 15), MATH.md section 4.
+
+Routes cross-checked against each other:
+exact rational (Kronecker substitution)  <->  brute-force Isserlis through
+theory.moments.exact_moments_a  <->  float64 Gauss-Legendre  <->  mpmath (high-precision
+conversion, and mpmath.quad of the integrand)  <->  sympy symbolic (explicit Wick sums)
+<->  Monte Carlo over systems (exact per-system moments)  <->  raw trajectories.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from theory import kappa as kmod
+from theory.kappa import (
+    KappaResult,
+    kappa,
+    kappa_exact_a,
+    kappa_moments_exact_a,
+    kappa_moments_quadrature_a,
+    kappa_mc_moments,
+    kappa_mc_trajectories,
+    kappa_quadrature_a,
+    kappa_symbolic,
+    moment_forms,
+)
+from theory.moments import coordinate_covariance_poly, exact_moments_a, gaussian_moments
+from theory.systems import LDSFamily
+
+REF = 0.2052454015138651           # MATH.md section 4 (setting a, d=5, T=30, 0.1, 0.1, I)
+TOL = 1e-12
+
+variance = st.fractions(min_value=0, max_value=10, max_denominator=200)
+
+
+def _brute_moments(T, d, sw2, sv2, s02, lo=0, hi=None):
+    """E[y_a y_b S], E[y_a^2 S^2] by summing exact 4th/6th moments (theory.moments)."""
+    hi = T - 2 if hi is None else hi
+    a, b = T - 2, T - 1
+    pr = [(i, i + 1) for i in range(lo, hi)]
+    num = sum(exact_moments_a([(a, b, i, j) for i, j in pr], T, d, sw2, sv2, s02))
+    den = sum(exact_moments_a([(a, a, i, j, k, l) for i, j in pr for k, l in pr], T, d, sw2, sv2, s02))
+    return num, den
+
+
+# --------------------------------------------------------------------------- reference
+
+def test_reference_value_exact():
+    k = kappa_exact_a(30, 5, Fraction(1, 100), Fraction(1, 100))
+    assert isinstance(k, Fraction)
+    assert abs(float(k) / REF - 1) < TOL
+    # the family dispatcher reads std devs 0.1 as variances 1/100 exactly
+    res = kappa(LDSFamily("a"))
+    assert res.method == "exact-rational" and res.exact == k and res.stderr == 0.0
+    assert res.kappa == float(k)
+    assert res.details["sigma_w2"] == "1/100" and res.details["sigma_v2"] == "1/100"
+    assert math.isclose(28 * res.numerator / res.denominator, REF, rel_tol=TOL)
+
+
+def test_reference_value_quadrature():
+    q = kappa_quadrature_a(30, 5, 0.01, 0.01)
+    assert isinstance(q, float)
+    assert abs(q / REF - 1) < TOL
+    res = kappa(LDSFamily("a"), method="gauss-legendre")
+    assert res.method == "gauss-legendre" and res.exact is None
+    assert abs(res.kappa / REF - 1) < TOL
+    assert kappa(LDSFamily("a"), method="quadrature").kappa == res.kappa
+
+
+def test_to_json_plain_types():
+    res = kappa(LDSFamily("a", T=6, d=2))
+    js = res.to_json()
+    assert js["exact"] == f"{res.exact.numerator}/{res.exact.denominator}"
+    assert Fraction(js["exact"]) == res.exact
+    assert set(js) >= {"kappa", "exact", "stderr", "method", "numerator", "denominator", "details"}
+    json.dumps(js)                                       # plain built-in types only
+    for v in js["details"].values():
+        assert type(v) in (int, float, str)
+    mc = kappa(LDSFamily("b", T=6, d=2), m=500, seed=3)
+    js = mc.to_json()
+    assert js["exact"] is None and js["method"] == "mc-moments" and js["details"]["seed"] == 3
+    json.dumps(js)
+    for v in js["details"].values():
+        assert type(v) in (int, float, str)
+
+
+# --------------------------------------------------------------------------- forms
+
+@settings(max_examples=25)
+@given(T=st.integers(3, 8), seed=st.integers(0, 2**32 - 1))
+def test_moment_forms_equal_isserlis(T, seed):
+    """M2 / M3 (Magnus) equal the brute-force Wick sums for an arbitrary SPD K."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((T, T + 2))
+    K = X @ X.T / (T + 2) + 0.1 * np.eye(T)
+    a, b = T - 2, T - 1
+    pr = [(i, i + 1) for i in range(T - 2)]
+    num_b = gaussian_moments(K, [(a, b, i, j) for i, j in pr]).sum()
+    den_b = gaussian_moments(K, [(a, a, i, j, k, l) for i, j in pr for k, l in pr]).sum()
+    num, den = moment_forms(K)
+    assert num == pytest.approx(num_b, rel=1e-12, abs=1e-12 * den_b)
+    assert den == pytest.approx(den_b, rel=1e-12)
+    # batched and object (exact) versions agree
+    nb, db = moment_forms(np.stack([K, 2 * K]))
+    assert nb[1] == pytest.approx(4 * num, rel=1e-12, abs=1e-12 * den) and db[1] == pytest.approx(8 * den, rel=1e-12)
+    Kq = np.array([[Fraction(int(v * 2**20), 2**20) for v in row] for row in (K + K.T) / 2], dtype=object)
+    nq, dq = moment_forms(Kq)
+    assert isinstance(dq, Fraction)
+    assert float(dq) == pytest.approx(den, rel=1e-5)
+
+
+def test_integrands_are_even_in_lambda():
+    """Parity (module doc): the d = 1 integrands are even in lambda."""
+    T = 9
+    G = coordinate_covariance_poly(T, 1, Fraction(1, 50), Fraction(1, 30), 1)
+    for lam in (0.3, 0.77, 0.95):
+        def mat(x):
+            return np.array([[sum(float(c) * x ** m for m, c in enumerate(G(i, j))) for j in range(T)]
+                             for i in range(T)])
+        n1, d1 = moment_forms(mat(lam))
+        n2, d2 = moment_forms(mat(-lam))
+        assert n1 == pytest.approx(n2, rel=1e-13) and d1 == pytest.approx(d2, rel=1e-13)
+
+
+# --------------------------------------------------------------------------- exact engine
+
+@settings(max_examples=25)
+@given(T=st.integers(3, 6), d=st.integers(1, 3), sw2=variance, sv2=variance, s02=variance)
+def test_exact_matches_brute_force_isserlis(T, d, sw2, sv2, s02):
+    assume(sw2 or sv2 or s02)
+    assert kappa_moments_exact_a(T, d, sw2, sv2, s02) == _brute_moments(T, d, sw2, sv2, s02)
+
+
+@settings(max_examples=30)
+@given(T=st.integers(3, 30), d=st.integers(1, 6), sw2=variance, sv2=variance, s02=variance)
+def test_exact_matches_quadrature(T, d, sw2, sv2, s02):
+    assume(sw2 or s02)                     # sigma_w = sigma_0 = 0 gives kappa = 0 exactly
+    ex = kappa_exact_a(T, d, sw2, sv2, s02)
+    q = kappa_quadrature_a(T, d, float(sw2), float(sv2), float(s02))
+    assert ex > 0
+    assert abs(q / float(ex) - 1) < TOL
+    num, den = kappa_moments_exact_a(T, d, sw2, sv2, s02)
+    qn, qd = kappa_moments_quadrature_a(T, d, float(sw2), float(sv2), float(s02))
+    assert abs(qn / float(num) - 1) < TOL and abs(qd / float(den) - 1) < TOL
+
+
+def test_white_noise_gives_zero():
+    """sigma_w = sigma_0 = 0: y is white noise, E[y_{T-1} y_T S] = 0 exactly."""
+    assert kappa_exact_a(7, 3, 0, Fraction(1, 3), 0) == 0
+    assert kappa_quadrature_a(7, 3, 0.0, 1 / 3, 0.0) == 0.0
+    # T = 3, d = 1, K = I: E[y_1^4] E[y_0^2] = 3
+    assert kappa_moments_exact_a(3, 1, 0, 1, 0) == (0, 3)
+
+
+def test_quadrature_vs_mpmath_high_precision():
+    mpmath.mp.dps = 50
+    try:
+        for T, d, sw2, sv2, s02 in [(30, 5, "1/100", "1/100", 1), (17, 3, "1/7", "2/3", "1/2"), (5, 1, "3", "0", "1")]:
+            ex = kappa_exact_a(T, d, sw2, sv2, s02)
+            hp = mpmath.mpf(ex.numerator) / ex.denominator
+            q = kappa_quadrature_a(T, d, float(Fraction(sw2)), float(Fraction(sv2)), float(Fraction(s02)))
+            assert abs((mpmath.mpf(q) - hp) / hp) < TOL
+            assert abs(float(hp) - float(ex)) == 0.0 or abs(float(hp) / float(ex) - 1) < 1e-15
+        hp_ref = mpmath.mpf(kappa_exact_a(30, 5, "1/100", "1/100").numerator) / kappa_exact_a(30, 5, "1/100", "1/100").denominator
+        assert mpmath.nstr(hp_ref, 16, strip_zeros=False).startswith("0.205245401513865")
+    finally:
+        mpmath.mp.dps = 15
+
+
+def test_exact_vs_mpmath_quad_of_integrand():
+    """d = 1: E_lam of the moment forms of G(lam) by mpmath.quad (adaptive, not Gauss)."""
+    T, sw2, sv2 = 5, Fraction(1, 10), Fraction(1, 5)
+    G = coordinate_covariance_poly(T, 1, sw2, sv2, 1)
+    mpmath.mp.dps = 30
+    try:
+        def K(lam):
+            return np.array([[sum(mpmath.mpf(c.numerator) / c.denominator * lam ** m for m, c in enumerate(G(i, j)))
+                              for j in range(T)] for i in range(T)], dtype=object)
+
+        num = mpmath.quad(lambda x: moment_forms(K(x))[0], [-1, 0, 1]) / 2
+        den = mpmath.quad(lambda x: moment_forms(K(x))[1], [-1, 0, 1]) / 2
+        en, ed = kappa_moments_exact_a(T, 1, sw2, sv2, 1)
+        assert abs(num - mpmath.mpf(en.numerator) / en.denominator) < mpmath.mpf(10) ** -25
+        assert abs(den - mpmath.mpf(ed.numerator) / ed.denominator) < mpmath.mpf(10) ** -25
+    finally:
+        mpmath.mp.dps = 15
+
+
+# --------------------------------------------------------------------------- symbolic
+
+@pytest.mark.parametrize("T", [3, 4, 5])
+def test_symbolic_equals_exact(T):
+    expr = kappa_symbolic(T)
+    w, v = sp.symbols("sigma_w2 sigma_v2", positive=True)
+    assert expr.free_symbols <= {w, v}
+    num, den = sp.fraction(expr)
+    assert sp.Poly(num, w, v).is_ground is False and sp.Poly(den, w, v).degree() >= 1
+    for sw2, sv2 in [(Fraction(1, 100), Fraction(1, 100)), (Fraction(3, 7), Fraction(2)),
+                     (Fraction(0), Fraction(1, 3)), (Fraction(5), Fraction(0))]:
+        val = expr.subs({w: sp.Rational(sw2.numerator, sw2.denominator),
+                         v: sp.Rational(sv2.numerator, sv2.denominator)})
+        ex = kappa_exact_a(T, 1, sw2, sv2, 1)
+        assert val == sp.Rational(ex.numerator, ex.denominator)
+
+
+def test_symbolic_equals_exact_d2():
+    expr = kappa_symbolic(4, d=2)
+    w, v = sp.symbols("sigma_w2 sigma_v2", positive=True)
+    ex = kappa_exact_a(4, 2, Fraction(1, 9), Fraction(2, 5), 1)
+    assert expr.subs({w: sp.Rational(1, 9), v: sp.Rational(2, 5)}) == sp.Rational(ex.numerator, ex.denominator)
+
+
+# --------------------------------------------------------------------------- Monte Carlo
+
+def test_mc_moments_within_4_stderr_of_exact():
+    fam = LDSFamily("a", d=3, T=10)
+    ex = float(kappa_exact_a(10, 3, Fraction(1, 100), Fraction(1, 100)))
+    res = kappa_mc_moments(fam, 20_000, np.random.default_rng(11))
+    assert res.method == "mc-moments" and res.exact is None
+    assert 0 < res.stderr < 0.05 * ex
+    assert abs(res.kappa - ex) < 4 * res.stderr
+    assert res.kappa == pytest.approx(8 * res.numerator / res.denominator, rel=1e-14)
+    assert res.details["m"] == 20_000 and res.details["T"] == 10 and res.details["d"] == 3
+
+
+def test_mc_trajectories_within_4_stderr_of_exact():
+    fam = LDSFamily("a", d=3, T=10)
+    ex = float(kappa_exact_a(10, 3, Fraction(1, 100), Fraction(1, 100)))
+    res = kappa_mc_trajectories(fam, 200_000, np.random.default_rng(12), chunk=50_000)
+    assert res.method == "mc-trajectories"
+    assert 0 < res.stderr < 0.2 * ex
+    assert abs(res.kappa - ex) < 4 * res.stderr
+
+
+@pytest.mark.parametrize("setting", ["b", "c", "d", "asym"])
+def test_mc_estimators_agree_other_settings(setting):
+    """The two independent Monte Carlo routes agree (no exact value outside setting a)."""
+    fam = LDSFamily(setting, d=3, T=8)
+    r1 = kappa(fam, m=8_000, seed=1)
+    assert r1.method == "mc-moments" and r1.details["seed"] == 1
+    r2 = kappa(fam, method="mc-trajectories", m=100_000, seed=2)
+    assert np.isfinite(r1.kappa) and r1.stderr > 0 and r2.stderr > 0
+    assert abs(r1.kappa - r2.kappa) < 4 * math.hypot(r1.stderr, r2.stderr)
+    # determinism
+    assert kappa(fam, m=8_000, seed=1).kappa == r1.kappa
+
+
+def test_mc_chunking_invariant():
+    fam = LDSFamily("b", d=2, T=6)
+    r1 = kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=1000)
+    r2 = kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=1000)
+    assert r1.kappa == r2.kappa
+
+
+# --------------------------------------------------------------------------- negative controls
+
+def test_negative_control_wrong_prefactor_and_window():
+    """Deliberately wrong variants must NOT reproduce the reference."""
+    good = kappa_exact_a(30, 5, "1/100", "1/100")
+    assert abs(float(good) / REF - 1) < TOL
+    # (i) T-1 instead of T-2 in front
+    wrong_pref = float(good) * 29 / 28
+    assert not math.isclose(wrong_pref, REF, rel_tol=1e-6)
+    # (ii) S shifted by one index (sum_{i=2..T-1} y_i y_{i+1}, 1-based)
+    shifted = kmod._Layout(a=28, b=29, lo=1, hi=29)
+    n, d = kmod._exact_parts(30, 5, Fraction(1, 100), Fraction(1, 100), Fraction(1), shifted)
+    wrong_window = float(28 * n / d)
+    assert not math.isclose(wrong_window, REF, rel_tol=1e-3)
+    # the engines agree with each other on the wrong window too (so it is the window,
+    # not the engine, that the reference rejects)
+    qn, qd = kmod._quad_parts(30, 5, 0.01, 0.01, 1.0, shifted)
+    assert abs(28 * qn / qd / wrong_window - 1) < TOL
+    # (iii) standard deviations taken as variances
+    assert not math.isclose(float(kappa_exact_a(30, 5, "1/10", "1/10")), REF, rel_tol=1e-3)
+
+
+def test_negative_control_window_brute_force():
+    """At small T the shifted-window engine matches brute force and differs from kappa."""
+    T, d, sw2, sv2 = 6, 2, Fraction(1, 4), Fraction(1, 3)
+    shifted = kmod._Layout(a=T - 2, b=T - 1, lo=1, hi=T - 1)
+    assert kmod._exact_parts(T, d, sw2, sv2, Fraction(1), shifted) == _brute_moments(T, d, sw2, sv2, 1, lo=1, hi=T - 1)
+    assert kmod._exact_parts(T, d, sw2, sv2, Fraction(1), shifted) != kappa_moments_exact_a(T, d, sw2, sv2, 1)
+
+
+# --------------------------------------------------------------------------- validation
+
+@pytest.mark.parametrize("fn", [kappa_exact_a, kappa_moments_exact_a, kappa_quadrature_a])
+@pytest.mark.parametrize("name,kwargs", [
+    ("sigma_w2", dict(sigma_w2=float("nan"), sigma_v2=0.01)),
+    ("sigma_w2", dict(sigma_w2=-0.01, sigma_v2=0.01)),
+    ("sigma_v2", dict(sigma_w2=0.01, sigma_v2=-1)),
+    ("sigma_v2", dict(sigma_w2=0.01, sigma_v2=float("inf"))),
+    ("sigma_02", dict(sigma_w2=0.01, sigma_v2=0.01, sigma_02=-1)),
+    ("sigma_w2, sigma_v2, sigma_02", dict(sigma_w2=0, sigma_v2=0, sigma_02=0)),
+])
+def test_bad_variances(fn, name, kwargs):
+    with pytest.raises(ValueError, match="^" + re.escape(name)):
+        fn(T=5, d=2, **kwargs)
+
+
+@pytest.mark.parametrize("fn", [kappa_exact_a, kappa_quadrature_a])
+def test_bad_T_d(fn):
+    with pytest.raises(ValueError, match="^T "):
+        fn(2, 1, 0.01, 0.01)
+    with pytest.raises(ValueError, match="^T "):
+        fn(4.0, 1, 0.01, 0.01)
+    with pytest.raises(ValueError, match="^d "):
+        fn(5, 0, 0.01, 0.01)
+
+
+def test_bad_method_and_setting():
+    with pytest.raises(ValueError, match="^method"):
+        kappa(LDSFamily("a", T=5, d=1), method="newton")
+    for meth in ("exact-rational", "gauss-legendre", "exact", "quadrature"):
+        with pytest.raises(ValueError, match="^method"):
+            kappa(LDSFamily("b", T=5, d=1), method=meth)
+    with pytest.raises(ValueError, match="^family"):
+        kappa("a")
+    with pytest.raises(ValueError, match="^m "):
+        kappa(LDSFamily("b", T=5, d=1), m=0)
+    with pytest.raises(ValueError, match="^seed"):
+        kappa(LDSFamily("b", T=5, d=1), seed=-1)
+    with pytest.raises(ValueError, match="^rng"):
+        kappa_mc_moments(LDSFamily("a", T=5, d=1), 10, 0)
+    with pytest.raises(ValueError, match="^m "):
+        kappa_mc_trajectories(LDSFamily("a", T=5, d=1), 0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^T "):
+        kappa_symbolic(7)
+    with pytest.raises(ValueError, match="^d "):
+        kappa_symbolic(4, d=0)
+
+
+def test_result_is_frozen():
+    res = KappaResult(kappa=1.0, exact=None, stderr=0.0, method="gauss-legendre",
+                      numerator=1.0, denominator=1.0, details={})
+    with pytest.raises(AttributeError):
+        res.kappa = 2.0

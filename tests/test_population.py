@@ -1,0 +1,127 @@
+"""theory.population: feature moments of the attention layer against independent oracles.
+
+Oracles: the brute-force Isserlis sum over token pairs (theory.moments.gaussian_moments),
+Monte Carlo over systems, the exact rational moments of setting (a), and the layer itself
+(population loss versus the empirical loss of the torch forward pass).
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from models.attention import LinearSelfAttention
+from theory.moments import exact_moments_a, gaussian_moments
+from theory.population import (
+    beta_from_weights,
+    feature_list,
+    feature_parity,
+    gaussian_feature_moments,
+    population_loss,
+    population_moments,
+)
+from theory.systems import LDSFamily
+
+REFERENCE_KAPPA = 0.2052454015138651  # MATH.md section 4, setting (a) defaults
+
+
+def _brute(K, s):
+    T = K.shape[-1]
+    n, q0 = T - s - 1, T - s - 1
+    feats = feature_list(s)
+    f = len(feats)
+    M = np.zeros((f, f))
+    c = np.zeros(f)
+    for a, (r, l, m) in enumerate(feats):
+        c[a] = sum(gaussian_moments(K, [(t + r, t + l, q0 + m, T - 1)])[0] for t in range(n)) / n
+        for b, (r2, l2, m2) in enumerate(feats):
+            tuples = [(t + r, t + l, u + r2, u + l2, q0 + m, q0 + m2) for t in range(n) for u in range(n)]
+            M[a, b] = gaussian_moments(K, tuples).sum() / n ** 2
+    return M, c
+
+
+@settings(max_examples=10)
+@given(s=st.integers(1, 3), extra=st.integers(1, 4), seed=st.integers(0, 2 ** 32 - 1))
+def test_feature_moments_equal_bruteforce_isserlis(s, extra, seed):
+    T = s + 1 + extra
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((T, T))
+    K = A @ A.T + 0.1 * np.eye(T)
+    M, c, v = gaussian_feature_moments(K, s)
+    Mb, cb = _brute(K, s)
+    scale = np.abs(Mb).max()
+    assert np.abs(M - Mb).max() <= 1e-12 * scale
+    assert np.abs(c - cb).max() <= 1e-12 * np.abs(cb).max()
+    assert v == K[-1, -1]
+
+
+def test_quadrature_equals_exact_rational_moments():
+    fam = LDSFamily("a", d=2, T=5, sigma_w=0.5, sigma_v=0.5)
+    P = population_moments(fam, 1)
+    T, n, q0 = 5, 3, 3
+    feats = feature_list(1)
+    for a, (r, l, m) in enumerate(feats):
+        tuples = [(t + r, t + l, q0 + m, T - 1) for t in range(n)]
+        exact = sum(exact_moments_a(tuples, T, 2, Fraction(1, 4), Fraction(1, 4)), Fraction(0)) / n
+        assert P.c[a] == pytest.approx(float(exact), rel=1e-12, abs=1e-15)
+        for b, (r2, l2, m2) in enumerate(feats):
+            tuples = [(t + r, t + l, u + r2, u + l2, q0 + m, q0 + m2) for t in range(n) for u in range(n)]
+            exact = sum(exact_moments_a(tuples, T, 2, Fraction(1, 4), Fraction(1, 4)), Fraction(0)) / n ** 2
+            assert P.M[a, b] == pytest.approx(float(exact), rel=1e-12)
+
+
+@pytest.mark.parametrize("setting", ["a", "b", "c", "asym"])
+def test_quadrature_agrees_with_monte_carlo_over_systems(setting):
+    fam = LDSFamily(setting, d=3, T=7)
+    P = population_moments(fam, 2)
+    Q = population_moments(fam, 2, method="mc-systems", m=4000, rng=np.random.default_rng(7))
+    zM = np.abs(P.M - Q.M) / Q.M_se
+    zc = np.abs(P.c - Q.c)[Q.c_se > 0] / Q.c_se[Q.c_se > 0]
+    assert zM.max() < 5.0 and zc.max() < 5.0
+
+
+def test_kappa_from_moments_reproduces_reference():
+    assert population_moments(LDSFamily("a"), 1).kappa() == pytest.approx(REFERENCE_KAPPA, rel=1e-12)
+
+
+@pytest.mark.parametrize("s", [1, 2, 3])
+def test_parity_zeros_in_symmetric_setting_and_not_in_control(s):
+    par = feature_parity(s)
+    odd, even = par < 0, par > 0
+    P = population_moments(LDSFamily("a", d=3, T=10), s)
+    scale = np.abs(P.M).max()
+    assert np.abs(P.c[odd]).max() <= 1e-12 * np.abs(P.c).max()
+    assert np.abs(P.M[np.ix_(odd, even)]).max() <= 1e-12 * scale
+    Q = population_moments(LDSFamily("asym", d=3, T=10), s)
+    assert np.abs(Q.c[odd]).max() > 1e-2 * np.abs(Q.c).max()
+
+
+def test_population_loss_matches_layer_on_samples():
+    """1/2 beta^T M beta - c^T beta + v/2 equals the mean loss of the torch layer (MC)."""
+    fam = LDSFamily("a", d=3, T=10)
+    P = population_moments(fam, 2)
+    rng = np.random.default_rng(3)
+    W_V, W_QK = rng.standard_normal((2, 3, 3)) * 0.3
+    layer = LinearSelfAttention.from_weights(W_V, W_QK)
+    _, y = fam.sample(rng, 200_000)
+    with torch.no_grad():
+        pred = layer.predict(torch.from_numpy(y)).numpy()
+    per = 0.5 * (pred - y[:, -1]) ** 2
+    pop = float(population_loss(beta_from_weights(W_V, W_QK), P.M, P.c, P.v))
+    assert abs(per.mean() - pop) <= 4 * per.std() / np.sqrt(per.size)
+
+
+def test_bad_input_named():
+    with pytest.raises(ValueError, match="method"):
+        population_moments(LDSFamily("a", T=5), 1, method="bogus")
+    with pytest.raises(ValueError, match="T"):
+        population_moments(LDSFamily("a", T=4), 3)
+    with pytest.raises(ValueError, match="method"):
+        population_moments(LDSFamily("d", T=5), 1, method="quadrature")
+    with pytest.raises(ValueError, match="rng"):
+        population_moments(LDSFamily("d", T=5), 1, method="mc-systems")
+    with pytest.raises(ValueError, match="K"):
+        gaussian_feature_moments(np.full((5, 5), np.nan), 1)

@@ -1,0 +1,501 @@
+"""models.trainer, models.cache, models.runtime: protocol, data law, reproducibility, cache.
+
+Oracles: the theory's exact covariance (theory.systems.covariance) and exact setting-(a)
+moments (theory.moments.exact_moments_a) for the torch sampler; the layer's own forward
+pass (LinearSelfAttention.forward + autograd) for the effective loss used in training;
+Theorem 4.1's kappa (exact, MATH.md section 4) for a short sanity run.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from models import cache as cache_mod
+from models.attention import LinearSelfAttention, build_tokens
+from models.runtime import cap_threads, resolve_device, torch_threads
+from models.trainer import (
+    KEY_FORMAT,
+    TorchLDSSampler,
+    TrainConfig,
+    TrainResult,
+    effective_features,
+    effective_loss,
+    lr_schedule,
+    stream_seed,
+    train,
+)
+from theory.moments import exact_moments_a
+from theory.systems import SETTINGS, LDSFamily, covariance
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCE_KAPPA = 0.2052454015138651  # MATH.md section 4, setting (a) defaults
+TINY = dict(steps=60, batch=64)
+
+
+# ----------------------------------------------------------------------------- config
+@pytest.mark.parametrize("field, value", [
+    ("setting", "z"), ("setting", None), ("s", 0), ("s", 1.5), ("s", True), ("d", 0),
+    ("T", 2), ("T", 30.0), ("sigma_w", -0.1), ("sigma_v", float("nan")),
+    ("sigma_0", float("inf")), ("sigma_w", "0.1"), ("cond_max", 0.5), ("steps", 0),
+    ("batch", 0), ("batch", 2.0), ("lr", -1e-3), ("lr", 0.0), ("lr", float("nan")),
+    ("lr_min", -1.0), ("lr_min", 1.0), ("warmup_steps", -1), ("warmup_steps", 10 ** 6),
+    ("weight_decay", -0.1), ("weight_decay", float("nan")), ("betas", (1.0, 0.9)),
+    ("betas", (0.9,)), ("betas", "ab"), ("eps", 0.0), ("grad_clip", 0.0),
+    ("grad_clip", float("inf")), ("init", "xavier"), ("init_scale", -1.0), ("seed", -1),
+    ("seed", 2 ** 63), ("seed", 1.0), ("dtype", "float16"), ("forward", "full"),
+])
+def test_config_rejects_bad_field_naming_it(field, value):
+    with pytest.raises(ValueError, match=rf"^{field}"):
+        TrainConfig(**{field: value})
+
+
+def test_config_T_must_exceed_window():
+    with pytest.raises(ValueError, match=r"^T must exceed s \+ 1"):
+        TrainConfig(s=3, T=4)
+    TrainConfig(s=3, T=5, steps=1, batch=1)  # n = 1 context token: allowed
+
+
+def test_config_defaults_are_the_paper_protocol():
+    c = TrainConfig()
+    assert (c.setting, c.s, c.d, c.T, c.sigma_w, c.sigma_v, c.sigma_0) == ("a", 1, 5, 30, 0.1, 0.1, 1.0)
+    assert (c.steps, c.batch, c.weight_decay, c.grad_clip, c.dtype) == (8000, 3000, 0.0, 1.0, "float32")
+    assert (c.lr, c.lr_min, c.betas, c.init_scale) == (1e-3, 0.0, (0.9, 0.999), 0.01)
+    assert c.warmup == 400 and c.n == 28
+    assert c.family() == LDSFamily("a")
+
+
+def test_key_is_stable_normalised_and_sensitive_to_every_field():
+    base = TrainConfig()
+    assert base.key() == TrainConfig().key()
+    assert len(base.key()) == 64 and int(base.key(), 16) >= 0
+    # documented recipe
+    import hashlib
+    blob = json.dumps({"format": KEY_FORMAT, "config": base.to_dict()}, sort_keys=True,
+                      separators=(",", ":"))
+    assert base.key() == hashlib.sha256(blob.encode()).hexdigest()
+    # ints and floats normalised
+    assert TrainConfig(sigma_0=1).key() == base.key()
+    assert TrainConfig(betas=[0.9, 0.999]).key() == base.key()
+    changes = dict(setting="b", s=2, d=4, T=31, sigma_w=0.2, sigma_v=0.05, sigma_0=0.5,
+                   cond_max=5.0, steps=7999, batch=2999, lr=2e-3, lr_min=1e-4, warmup_steps=100,
+                   weight_decay=1e-4, betas=(0.8, 0.999), eps=1e-7, grad_clip=None, init="zeros",
+                   init_scale=0.1, seed=1, dtype="float64", forward="model")
+    from dataclasses import fields
+    assert set(changes) == {f.name for f in fields(TrainConfig)}
+    keys = {base.key()}
+    for name, value in changes.items():
+        keys.add(base.replace(**{name: value}).key())
+    assert len(keys) == len(changes) + 1
+
+
+def test_config_dict_round_trip():
+    c = TrainConfig(setting="c", s=2, steps=10, batch=5, warmup_steps=2, grad_clip=None)
+    d = json.loads(json.dumps(c.to_dict()))
+    assert TrainConfig.from_dict(d) == c
+    with pytest.raises(ValueError, match="unknown fields"):
+        TrainConfig.from_dict({**d, "colour": "red"})
+
+
+def test_lr_schedule_warmup_then_cosine():
+    c = TrainConfig(steps=1000, lr=0.01, lr_min=0.001, warmup_steps=100)
+    lr = lr_schedule(c)
+    assert lr.shape == (1000,)
+    np.testing.assert_allclose(lr[:100], 0.01 * np.arange(1, 101) / 100)
+    assert lr[100] == pytest.approx(0.01)
+    assert np.all(np.diff(lr[100:]) < 0)
+    assert lr[-1] == pytest.approx(0.001, rel=1e-3) and lr[-1] > 0.001
+    assert np.all(lr > 0)
+    c0 = TrainConfig(steps=10, warmup_steps=0)
+    assert lr_schedule(c0)[0] == c0.lr
+    assert np.all(lr_schedule(TrainConfig(steps=5, warmup_steps=5)) == c0.lr * np.arange(1, 6) / 5)
+
+
+def test_stream_seed():
+    assert stream_seed(0, 0, 1, 0) != stream_seed(0, 0, 0, 1)
+    assert stream_seed(1, 2, 3) == stream_seed(1, 2, 3)
+    assert 0 <= stream_seed(2 ** 70, 5) < 2 ** 63
+    with pytest.raises(ValueError, match="non-negative"):
+        stream_seed(-1)
+
+
+# ----------------------------------------------------------------------------- effective form
+@pytest.mark.parametrize("s, T", [(1, 30), (2, 12), (3, 9), (1, 3)])
+def test_effective_loss_equals_forward_pass_value_and_gradient(s, T):
+    """The training loss is the layer's: same value and same gradients as autograd
+    through LinearSelfAttention.forward, in float64, for random weights and data."""
+    g = torch.Generator().manual_seed(10 * s + T)
+    y = torch.randn(257, T, generator=g, dtype=torch.float64) * 1.5
+    model = LinearSelfAttention(s, init_scale=0.7, dtype=torch.float64, generator=g)
+    out, y_hat = model(build_tokens(y, s))
+    loss_full = 0.5 * (y_hat - y[:, -1]).square().mean()
+    gV_full, gQ_full = torch.autograd.grad(loss_full, [model.W_V, model.W_QK])
+
+    F, target = effective_features(y.T.contiguous(), s)
+    assert F.shape == ((s + 1) ** 2 * s, 257)
+    assert torch.equal(target, y[:, -1])
+    beta = (model.W_V[s][:, None, None] * model.W_QK[None, :, :s]).reshape(-1)
+    torch.testing.assert_close(beta @ F, y_hat, rtol=1e-12, atol=1e-12)
+    loss_eff = effective_loss(model.W_V, model.W_QK, F, target)
+    gV, gQ = torch.autograd.grad(loss_eff, [model.W_V, model.W_QK])
+    torch.testing.assert_close(loss_eff, loss_full, rtol=1e-12, atol=0)
+    torch.testing.assert_close(gV, gV_full, rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(gQ, gQ_full, rtol=1e-10, atol=1e-13)
+    # the parameters the effective form ignores have zero gradient in the full model too
+    assert torch.all(gV_full[:s] == 0) and torch.all(gQ_full[:, s] == 0)
+
+
+def test_effective_loss_is_not_vacuous():
+    """A deliberately wrong feature map (query shifted by one) gives a different loss."""
+    g = torch.Generator().manual_seed(0)
+    y = torch.randn(64, 10, generator=g, dtype=torch.float64)
+    model = LinearSelfAttention(1, init_scale=0.5, dtype=torch.float64, generator=g)
+    F, target = effective_features(y.T.contiguous(), 1)
+    F_wrong, _ = effective_features(torch.roll(y, 1, dims=1).T.contiguous(), 1)
+    right = effective_loss(model.W_V, model.W_QK, F, target)
+    wrong = effective_loss(model.W_V, model.W_QK, F_wrong, target)
+    assert abs((right - wrong).detach().item()) > 1e-6
+
+
+# ----------------------------------------------------------------------------- sampler law
+def _zscores(samples_a, mean_b, se_b=0.0):
+    """(mean(samples_a) - mean_b) / combined standard error, per column."""
+    n = samples_a.shape[0]
+    se = np.sqrt(samples_a.var(axis=0, ddof=1) / n + se_b ** 2)
+    return (samples_a.mean(axis=0) - mean_b) / se
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_torch_simulation_given_systems_matches_exact_covariance(setting):
+    """Conditionally on the systems, y ~ N(0, K(A)): compare the empirical second
+    moments of many torch trajectories per system with the theory's exact covariance."""
+    fam = LDSFamily(setting, T=7, d=3, sigma_w=0.3, sigma_v=0.2, sigma_0=0.8)
+    systems = fam.sample_systems(np.random.default_rng(1), 3)
+    K = covariance(systems, fam.T)
+    reps = 20000
+    rep_systems = type(systems)(A=np.repeat(systems.A, reps, 0), c=np.repeat(systems.c, reps, 0),
+                                Sigma_w=systems.Sigma_w, Sigma_0=systems.Sigma_0,
+                                sigma_v=systems.sigma_v,
+                                lam=None if systems.lam is None else np.repeat(systems.lam, reps, 0),
+                                T=fam.T)
+    sampler = TorchLDSSampler(fam, device="cpu", dtype=torch.float64)
+    y = sampler.simulate(rep_systems, torch.Generator().manual_seed(2)).numpy().reshape(3, reps, fam.T)
+    i, j = np.triu_indices(fam.T)
+    z = []
+    for k in range(3):
+        prods = y[k][:, i] * y[k][:, j]
+        z.append(_zscores(prods, K[k][i, j]))
+    z = np.abs(np.concatenate(z))
+    assert z.max() < 5.0, z.max()
+    assert np.abs(y.mean(axis=1)).max() < 5 * np.sqrt(K.diagonal(axis1=1, axis2=2).max() / reps)
+
+
+def test_torch_sampler_matches_exact_setting_a_moments():
+    """Over random systems (setting a), E[y_i y_j] and two 4th moments equal the exact
+    rational moments of theory.moments.exact_moments_a."""
+    T, d = 6, 5
+    fam = LDSFamily("a", T=T, d=d, sigma_w=0.1, sigma_v=0.1)
+    sampler = TorchLDSSampler(fam, device="cpu", dtype=torch.float32)
+    m = 400_000
+    y = sampler.sample(m, torch.Generator().manual_seed(3)).double().numpy()
+    assert y.shape == (m, T)
+    pairs = [(a, b) for a in range(T) for b in range(a, T)]
+    exact2 = exact_moments_a(pairs, T, d, "1/100", "1/100")
+    prods = np.stack([y[:, a] * y[:, b] for a, b in pairs], axis=1)
+    z2 = _zscores(prods, np.array([float(e) for e in exact2]))
+    quads = [(T - 2, T - 2, T - 1, T - 1), (0, 1, T - 2, T - 1)]
+    exact4 = exact_moments_a(quads, T, d, "1/100", "1/100")
+    prods4 = np.stack([np.prod(y[:, list(q)], axis=1) for q in quads], axis=1)
+    z4 = _zscores(prods4, np.array([float(e) for e in exact4]))
+    assert np.abs(z2).max() < 5.0 and np.abs(z4).max() < 5.0, (z2, z4)
+
+
+def test_torch_sampler_asym_control_is_not_symmetric():
+    """The asymmetric control has E[y_1 y_2] > 0 well beyond noise; setting a has ~0."""
+    gen = torch.Generator().manual_seed(4)
+    ya = TorchLDSSampler(LDSFamily("a", T=4)).sample(100_000, gen).double().numpy()
+    yc = TorchLDSSampler(LDSFamily("asym", T=4)).sample(100_000, gen).double().numpy()
+    za = _zscores((ya[:, 0] * ya[:, 1])[:, None], np.zeros(1))[0]
+    zc = _zscores((yc[:, 0] * yc[:, 1])[:, None], np.zeros(1))[0]
+    assert abs(za) < 5 and zc > 50
+
+
+@pytest.mark.parametrize("setting", ["b", "c", "d"])
+def test_torch_sampler_marginal_covariance_matches_theory_sampler(setting):
+    """Over random systems: E[y_i y_j] from the torch sampler vs the theory's exact
+    covariance averaged over systems from the theory's own numpy sampler."""
+    fam = LDSFamily(setting, T=6, d=4)
+    m = 100_000
+    y = TorchLDSSampler(fam, dtype=torch.float64).sample(m, torch.Generator().manual_seed(5)).numpy()
+    K = covariance(fam.sample_systems(np.random.default_rng(6), 40_000), fam.T)
+    i, j = np.triu_indices(fam.T)
+    Kij = K[:, i, j]
+    z = _zscores(y[:, i] * y[:, j], Kij.mean(axis=0), Kij.std(axis=0, ddof=1) / math.sqrt(len(K)))
+    assert np.abs(z).max() < 5.0, z
+
+
+def test_sampler_validation():
+    fam = LDSFamily("a", T=5)
+    with pytest.raises(ValueError, match="^family"):
+        TorchLDSSampler("a")
+    with pytest.raises(ValueError, match="^dtype"):
+        TorchLDSSampler(fam, dtype=torch.float16)
+    s = TorchLDSSampler(fam)
+    with pytest.raises(ValueError, match="^m must"):
+        s.sample(0, torch.Generator())
+    with pytest.raises(ValueError, match="^generator"):
+        s.sample(3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^systems must share"):
+        s.simulate(LDSFamily("a", T=5, d=2).sample_systems(np.random.default_rng(0), 2), torch.Generator())
+
+
+# ----------------------------------------------------------------------------- training
+@pytest.fixture(scope="module")
+def tiny_result():
+    return train(TrainConfig(seed=3, **TINY), device="cpu", progress=False)
+
+
+def test_same_seed_gives_bitwise_identical_weights(tiny_result):
+    again = train(TrainConfig(seed=3, **TINY), device="cpu", progress=False)
+    assert np.array_equal(again.W_V, tiny_result.W_V) and np.array_equal(again.W_QK, tiny_result.W_QK)
+    assert np.array_equal(again.loss_history, tiny_result.loss_history)
+    other = train(TrainConfig(seed=4, **TINY), device="cpu", progress=False)
+    assert not np.array_equal(other.W_V, tiny_result.W_V)
+
+
+def test_weights_do_not_depend_on_the_thread_count():
+    """Data streams are per (seed, step, shard), never per thread: 1 and 2 torch threads
+    (no helper / one helper thread) give bitwise the same weights.  batch > SHARD_SIZE
+    so that a step has two shards."""
+    cfg = TrainConfig(seed=5, steps=8, batch=3100)
+    with torch_threads(1):
+        one = train(cfg, device="cpu", progress=False)
+    with torch_threads(2):
+        two = train(cfg, device="cpu", progress=False)
+    assert np.array_equal(one.W_V, two.W_V) and np.array_equal(one.W_QK, two.W_QK)
+
+
+def test_result_fields_and_round_trip(tiny_result):
+    r = tiny_result
+    assert r.W_V.dtype == np.float64 and r.W_V.shape == (2, 2) and r.W_QK.shape == (2, 2)
+    assert r.device == "cpu" and r.wall_seconds > 0 and r.history_every == 1
+    assert len(r.loss_history) == TINY["steps"] and np.all(np.isfinite(r.loss_history))
+    assert r.final_window == 6 and r.final_loss == pytest.approx(r.loss_history[-6:].mean())
+    d = json.loads(json.dumps(r.to_dict()))
+    back = TrainResult.from_dict(d)
+    assert back.config == r.config
+    assert np.array_equal(back.W_V, r.W_V) and np.array_equal(back.W_QK, r.W_QK)
+    assert np.array_equal(back.loss_history, r.loss_history)
+    assert back.final_loss == r.final_loss and back.eval_loss == r.eval_loss
+    m = r.model()
+    assert isinstance(m, LinearSelfAttention) and m.W_V.dtype == torch.float64
+    assert np.array_equal(m.weights()[0], r.W_V) and np.array_equal(m.weights()[1], r.W_QK)
+    assert r.model(dtype=torch.float32).W_QK.dtype == torch.float32
+    assert r.ar1_coefficient() == pytest.approx(r.beta()[1, 0, 0] + r.beta()[0, 1, 0])
+    with pytest.raises(ValueError, match="format"):
+        TrainResult.from_dict({**d, "format": "other"})
+    with pytest.raises(ValueError, match="malformed"):
+        TrainResult.from_dict({k: v for k, v in d.items() if k != "W_QK"})
+    with pytest.raises(ValueError, match="shape"):
+        TrainResult.from_dict({**d, "W_V": [[1.0]]})
+
+
+def test_one_step_run_is_strict_json():
+    """steps < 20: the final window is one step, its stderr NaN -> null in the record."""
+    r = train(TrainConfig(steps=1, batch=4, warmup_steps=0), device="cpu", progress=False)
+    assert r.final_window == 1 and math.isnan(r.final_loss_stderr)
+    text = json.dumps(r.to_dict(), allow_nan=False)
+    back = TrainResult.from_dict(json.loads(text))
+    assert math.isnan(back.final_loss_stderr) and back.final_loss == r.final_loss
+
+
+def test_ar1_training_reduces_loss_and_approaches_kappa():
+    """Sanity only (the real claim check lives in claims/): a short AR(1) run in setting
+    (a) lowers the loss and its gauge-invariant coefficient b_2 W[1,1] + b_1 W[2,1]
+    lands within 15 % of kappa.  (Short run, so lr 1e-2 instead of the default 1e-3.)"""
+    r = train(TrainConfig(seed=0, steps=300, batch=512, lr=1e-2), device="cpu", progress=False)
+    h = r.loss_history
+    assert h[-50:].mean() < 0.9 * h[:10].mean()
+    assert r.ar1_coefficient() == pytest.approx(REFERENCE_KAPPA, rel=0.15)
+    assert r.eval_loss == pytest.approx(r.final_loss, rel=0.2)
+    # the second family of optima (MATH.md 4) stays small: b_1 W[1,1] and b_2 W[2,1]
+    beta = r.beta()
+    assert abs(beta[0, 0, 0]) < 0.05 and abs(beta[1, 1, 0]) < 0.05
+
+
+def test_model_forward_path_trains_the_same_function():
+    """forward="model" (LinearSelfAttention.forward + autograd) and the default
+    effective form follow the same trajectory (float64: equal to rounding)."""
+    base = TrainConfig(seed=2, steps=40, batch=128, dtype="float64")
+    eff = train(base, device="cpu", progress=False)
+    full = train(base.replace(forward="model"), device="cpu", progress=False)
+    np.testing.assert_allclose(full.W_V, eff.W_V, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(full.W_QK, eff.W_QK, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(full.loss_history, eff.loss_history, rtol=1e-9)
+
+
+@pytest.mark.parametrize("setting, s", [("b", 1), ("c", 2), ("d", 1), ("asym", 3)])
+def test_other_settings_and_windows_train(setting, s):
+    r = train(TrainConfig(setting=setting, s=s, T=12, steps=15, batch=32), device="cpu", progress=False)
+    assert r.W_V.shape == (s + 1, s + 1) and np.all(np.isfinite(r.loss_history))
+    assert r.beta().shape == (s + 1, s + 1, s)
+    if s != 1:
+        with pytest.raises(ValueError, match="s = 1"):
+            r.ar1_coefficient()
+
+
+def test_divergence_is_reported():
+    cfg = TrainConfig(seed=0, steps=30, batch=16, lr=1e30, grad_clip=None, warmup_steps=0,
+                      init_scale=1.0)
+    with pytest.raises(RuntimeError, match="lower lr"):
+        train(cfg, device="cpu", progress=False)
+
+
+def test_progress_bar_goes_to_stderr(capsys):
+    train(TrainConfig(steps=20, batch=8), device="cpu", progress=True)
+    err = capsys.readouterr().err
+    assert "train a s=1" in err and "20/20" in err
+
+
+def test_train_argument_validation():
+    with pytest.raises(ValueError, match="^config"):
+        train({"setting": "a"})
+    with pytest.raises(ValueError, match="^device"):
+        train(TrainConfig(**TINY), device="tpu")
+
+
+# ----------------------------------------------------------------------------- runtime
+def test_resolve_device():
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device(torch.device("cpu")) == torch.device("cpu")
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    for bad in ("tpu", "", "cuda:x", 3):
+        with pytest.raises(ValueError, match="^device"):
+            resolve_device(bad)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")
+
+
+def test_thread_helpers():
+    before = torch.get_num_threads()
+    with torch_threads(1) as prev:
+        assert prev == before and torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    assert cap_threads(before) == before
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="^n must"):
+            cap_threads(bad)
+
+
+# ----------------------------------------------------------------------------- cache
+def test_cache_trains_once_then_loads(tmp_path, monkeypatch):
+    calls = []
+    real = cache_mod.train
+
+    def counting(config, **kw):
+        calls.append(config)
+        return real(config, **kw)
+
+    monkeypatch.setattr(cache_mod, "train", counting)
+    cfg = TrainConfig(seed=7, **TINY)
+    first = cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False)
+    second = cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False)
+    assert len(calls) == 1
+    assert np.array_equal(first.W_V, second.W_V) and np.array_equal(first.W_QK, second.W_QK)
+    path = cache_mod.cache_path(cfg, tmp_path)
+    assert path == tmp_path / f"{cfg.key()}.json" and path.exists()
+    assert not list(tmp_path.glob("*.tmp"))
+    stored = json.loads(path.read_text())
+    assert stored["config"] == cfg.to_dict() and stored["key"] == cfg.key()
+    # a different configuration is a different entry
+    cache_mod.train_cached(cfg.replace(seed=8), cache_dir=tmp_path, device="cpu", progress=False)
+    assert len(calls) == 2
+
+
+def test_cache_distrusts_corrupt_or_foreign_records(tmp_path, monkeypatch, caplog):
+    calls = []
+    real = cache_mod.train
+    monkeypatch.setattr(cache_mod, "train", lambda c, **kw: calls.append(c) or real(c, **kw))
+    cfg = TrainConfig(seed=9, **TINY)
+    path = cache_mod.cache_path(cfg, tmp_path)
+    tmp_path.mkdir(exist_ok=True)
+    path.write_text("{ not json")
+    with caplog.at_level(logging.WARNING, logger="models.cache"):
+        res = cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False)
+    assert len(calls) == 1 and "corrupt" in caplog.text
+    assert cache_mod.load_cached(cfg, tmp_path) is not None
+    # a record holding another configuration under this key is not trusted
+    other = json.loads(path.read_text())
+    other["config"] = cfg.replace(seed=10).to_dict()
+    path.write_text(json.dumps(other))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="models.cache"):
+        again = cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False)
+    assert len(calls) == 2 and "different configuration" in caplog.text
+    assert np.array_equal(again.W_V, res.W_V)
+
+
+def test_cache_dir_default_and_env(monkeypatch, tmp_path):
+    monkeypatch.delenv(cache_mod.ENV_VAR, raising=False)
+    assert cache_mod.default_cache_dir() == REPO / ".cache" / "ldsicl"
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "c"))
+    assert cache_mod.default_cache_dir() == tmp_path / "c"
+    assert cache_mod.cache_path(TrainConfig()).parent == tmp_path / "c"
+    with pytest.raises(ValueError, match="^cache_dir"):
+        cache_mod.cache_path(TrainConfig(), cache_dir=3)
+    with pytest.raises(ValueError, match="^config"):
+        cache_mod.train_cached("a", cache_dir=tmp_path)
+
+
+_CHILD = textwrap.dedent("""
+    import json, os, sys, time
+    from pathlib import Path
+    import models.cache as cm
+    from models.trainer import TrainConfig
+    tmp = Path(sys.argv[1]); me = sys.argv[2]
+    real = cm.train
+    def counting(config, **kw):
+        with open(tmp / "trained.log", "a") as fh:
+            fh.write(me + "\\n")
+        return real(config, **kw)
+    cm.train = counting
+    (tmp / ("ready-" + me)).touch()
+    while not (tmp / "go").exists():
+        time.sleep(0.01)
+    res = cm.train_cached(TrainConfig(seed=11, steps=300, batch=128), cache_dir=tmp / "cache",
+                          device="cpu", progress=False)
+    print(json.dumps({"W_V": res.W_V.tolist(), "W_QK": res.W_QK.tolist()}))
+""")
+
+
+def test_concurrent_processes_train_once(tmp_path):
+    """Two processes asking for the same configuration at the same moment: one trains,
+    the other waits on the per-key file lock and loads; both get the same weights."""
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "OMP_NUM_THREADS": "1"}
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD, str(tmp_path), name], cwd=REPO, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name in ("p1", "p2")]
+    import time
+    deadline = time.monotonic() + 120
+    while not all((tmp_path / f"ready-{n}").exists() for n in ("p1", "p2")):
+        assert time.monotonic() < deadline, "children did not start"
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        time.sleep(0.02)
+    (tmp_path / "go").touch()
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    trained = (tmp_path / "trained.log").read_text().split()
+    assert len(trained) == 1, trained
+    w1, w2 = (json.loads(o[0].strip().splitlines()[-1]) for o in outs)
+    assert w1 == w2
