@@ -329,6 +329,22 @@ class ClaimRecorder:
     def unchecked(self) -> list[Record]:
         return [r for r in self.records if not r.checked]
 
+    def check_all(self) -> None:
+        """Check every record not checked yet; one AssertionError naming all that failed.
+
+        Use it when a test records several checks: every record is kept and judged even
+        when an earlier one fails (``check()`` in sequence would stop at the first).
+        """
+        __tracebackhide__ = True
+        errors = []
+        for rec in self.unchecked():
+            try:
+                rec.check()
+            except AssertionError as exc:
+                errors.append(str(exc))
+        if errors:
+            raise AssertionError(f"{len(errors)} check(s) failed:\n" + "\n".join(errors))
+
 
 def records_from_user_properties(props: Iterable) -> list[dict]:
     """The record dicts among ``(name, value)`` user properties (tuples or lists)."""

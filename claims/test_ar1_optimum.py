@@ -31,8 +31,17 @@ import scipy.optimize
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from claims._ar1 import IDX_KEY, IDX_VALUE, coefficients, kappa_for, trained_ar1
+from claims._ar1 import (
+    KNOWN_COEF_FAILURES,
+    KNOWN_ODD_FAILURES,
+    coefficients,
+    kappa_for,
+    known_failures,
+    moments_for,
+    trained_ar1,
+)
 from claims.harness import claim_settings, rng_for, seed_for
+from claims.profiles import PAPER, QUICK
 from theory.ar import ar1_optimal_weights
 from theory.kappa import kappa_exact_a, kappa_mc_trajectories
 from theory.population import (
@@ -47,6 +56,24 @@ CLAIM = "ar1-optimum"
 REF = "Thm 4.1, eq. 15"
 Z_TOL = 4.0            # standard errors (issue: "within 4 standard errors")
 EXACT_REL_TOL = 1e-12  # float64 round-off for quantities computed exactly
+
+
+# --------------------------------------------------------------------------- 0. training runs
+
+
+@pytest.mark.parametrize("seed_index", range(max(QUICK.n_seeds, PAPER.n_seeds)))
+@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
+def test_training_run(profile, setting, seed_index):
+    """One run of the paper's protocol (trained once, cached): finite and decreasing loss.
+
+    Collected first so that ``-n auto`` spreads the training runs over the workers; the
+    checks of section 4 below and claims/test_gd_equivalence.py read them from the cache.
+    """
+    if seed_index >= profile.n_seeds:
+        pytest.skip(f"profile {profile.name} trains {profile.n_seeds} seed(s)")
+    run = trained_ar1(setting, seed_index, profile)
+    assert np.isfinite(run.final_loss) and np.isfinite(run.eval_loss)
+    assert run.final_loss < run.loss_history[0]
 
 
 # --------------------------------------------------------------------------- 1. kappa
@@ -241,30 +268,52 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
 # --------------------------------------------------------------------------- 4. trained models
 
 
-@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
-def test_trained_layer_reaches_kappa(claim, profile, setting):
-    """Trained AR(1) layers: b_2 W[1,1] + b_1 W[2,1] = kappa, odd coefficients ~ 0."""
-    if setting not in profile.settings_trained:
-        pytest.skip(f"setting {setting} not trained in profile {profile.name}")
-    ref = kappa_for(setting, profile.mc_systems * 10)
+def _trained_summary(setting, profile):
+    """Coefficients of the profile's n_seeds runs; the seed mean is the paper's statistic."""
+    ref = kappa_for(setting)
+    mom = moments_for(setting)
+    runs = [trained_ar1(setting, i, profile) for i in range(profile.n_seeds)]
+    co = [coefficients(r.W_V, r.W_QK, mom) for r in runs]
     kappa = ref["kappa"]
-    for i in range(profile.n_seeds):
-        run = trained_ar1(setting, i, profile)
-        co = coefficients(run.W_V, run.W_QK)
-        details = {"seed_index": i, "seed": run.config.seed, "steps": run.config.steps,
-                   "batch": run.config.batch, "kappa": kappa, "kappa_stderr": ref["stderr"],
-                   "kappa_method": ref["method"], "coefficient": co["even"],
-                   "family": co["family"], "value_share": co["value_part"] / co["even"]}
-        claim.record(
-            claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-            metric="|b2 W11 + b1 W21 - kappa| / kappa",
-            measured=abs(co["even"] - kappa) / kappa, tolerance=profile.coef_rel_tol,
-            comparator="<=", details=details,
-            note=f"reached the {co['family']} family",
-        ).check()
-        claim.record(
-            claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-            metric="max(|b1 W11|, |b2 W21|) / kappa (odd coefficients)",
-            measured=co["odd_max"] / kappa, tolerance=profile.coef_rel_tol,
-            comparator="<=", details=details,
-        ).check()
+    per_seed_err = [(c["even"] - kappa) / kappa for c in co]
+    L_star = float(population_loss(beta_from_weights(*ar1_optimal_weights(mom.kappa())), mom.M, mom.c, mom.v))
+    excess = [float(population_loss(beta_from_weights(r.W_V, r.W_QK), mom.M, mom.c, mom.v)) / L_star - 1
+              for r in runs]
+    details = {
+        "kappa": kappa, "kappa_stderr": ref["stderr"], "kappa_method": ref["method"],
+        "seeds": [r.config.seed for r in runs], "steps": profile.train_steps,
+        "batch": profile.train_batch, "coefficient_per_seed": [c["even"] for c in co],
+        "rel_error_per_seed": per_seed_err, "odd_share_per_seed": [c["odd_share"] for c in co],
+        "family_per_seed": [c["family"] for c in co],
+        "population_loss_theta_star": L_star, "rel_excess_population_loss_per_seed": excess,
+        "moments": mom.method,
+    }
+    return kappa, co, details
+
+
+@pytest.mark.parametrize("setting", known_failures(KNOWN_COEF_FAILURES))
+def test_trained_layer_reaches_kappa(claim, profile, setting):
+    """Trained AR(1) layers (paper: mean over seeds): b_2 W[1,1] + b_1 W[2,1] = kappa."""
+    kappa, co, details = _trained_summary(setting, profile)
+    mean = float(np.mean([c["even"] for c in co]))
+    families = sorted({c["family"] for c in co})
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
+        metric=f"|mean_seeds(b2 W11 + b1 W21) - kappa| / kappa  ({profile.n_seeds} seed(s))",
+        measured=abs(mean - kappa) / kappa, tolerance=profile.coef_rel_tol, comparator="<=",
+        details={**details, "coefficient_mean": mean},
+        note="optimal family reached: " + ", ".join(
+            f"{f} x{sum(c['family'] == f for c in co)}" for f in families),
+    ).check()
+
+
+@pytest.mark.parametrize("setting", known_failures(KNOWN_ODD_FAILURES))
+def test_trained_layer_has_no_odd_part(claim, profile, setting):
+    """Trained AR(1) layers: the odd features carry < 1 % of the prediction (MATH.md 5)."""
+    kappa, co, details = _trained_summary(setting, profile)
+    share = float(np.mean([c["odd_share"] for c in co]))
+    claim.record(
+        claim=CLAIM, paper_ref="Thm 4.1 / Lemma 4.1 (trained)", setting=setting,
+        metric="mean_seeds rms(odd-feature prediction) / rms(even-feature prediction)",
+        measured=share, tolerance=profile.coef_rel_tol, comparator="<=", details=details,
+    ).check()

