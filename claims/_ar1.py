@@ -30,7 +30,7 @@ IDX_ODD = (_F.index((0, 0, 0)), _F.index((1, 1, 0)))   # b_1 W[1,1], b_2 W[2,1]
 
 #: Monte Carlo sizes for the references of setting d.  Fixed (not profile knobs) so that a
 #: trained run is judged against the same reference in every profile.
-KAPPA_D_SYSTEMS = 400_000
+KAPPA_D_SYSTEMS = 2_000_000
 MOMENTS_D_SYSTEMS = 100_000
 
 
@@ -105,37 +105,30 @@ def coefficients(W_V, W_QK, moments=None) -> dict:
 # and the tightest tolerance at which the check would hold.  Never widen a tolerance
 # instead: a change that makes one of these pass shows up as a strict XPASS.
 
-_D_WHY = (
-    "Setting d (P iid N(0,1), cond(P) <= 10) is heavy-tailed: rare strongly non-normal "
-    "systems dominate the 6th moment in eq. 15's denominator.  All 3 seeds agree "
-    "(0.01739, 0.01734, 0.01736), so this is not seed noise, and the trained weights are "
-    "not the population optimum: their population loss exceeds that of theta* by +9.6 %, "
-    "+9.2 %, +9.7 % (Monte Carlo moments over 1e5 systems; details of "
-    "test_trained_layer_reaches_kappa[d]).  The protocol (AdamW, clipping at norm 1, fresh "
-    "batches of 3000) does not reach eq. 15's optimum for this family.")
+_ODD_WHY = (
+    "The tolerance is the paper's 1 % in loss-equivalent units (an odd share of 1 % costs "
+    "the excess loss of a 1 % coefficient error).  In loss terms the odd part is near zero "
+    "-- the whole excess population loss of each run over theta* is below 1e-3 relative, "
+    "see rel_excess_population_loss_per_seed -- but the odd features still carry slightly "
+    "more than 1 % of the prediction after 8000 steps.")
 
-KNOWN_COEF_FAILURES: dict[str, str] = {
-    "b": ("not reproduced at 1 %: seed-mean coefficient 0.088537 vs kappa_b = 0.0874031 "
-          "(quadrature, exact up to rounding) is +1.30 %; per seed +0.48 %, +2.52 %, +0.89 %. "
-          "Holds at tolerance 1.3 %.  All seeds land above kappa; the paper does not state "
-          "its learning rate (ours: 1e-3, chosen on setting a)."),
-    "d": ("not reproduced: seed-mean coefficient 0.017318 vs kappa_d = 0.010046 +- 0.00027 "
-          "(Monte Carlo, 4e5 systems) is +72.4 % (per seed +72.8 %, +71.5 %, +72.8 %); holds "
-          "only at tolerance 73 %.  " + _D_WHY),
+KNOWN_COEF_FAILURES: dict[str, str] = {}
+KNOWN_ODD_FAILURES: dict[str, str] = {
+    "a": ("not reproduced at 1 %: seed-mean odd share 1.012 % (per seed 0.845 %, 1.150 %, "
+          "1.040 %); holds at 1.02 %.  " + _ODD_WHY),
+    "b": ("not reproduced at 1 %: seed-mean odd share 1.068 % (per seed 0.601 %, 1.534 %, "
+          "1.068 %); holds at 1.07 %.  " + _ODD_WHY),
+    "d": ("not reproduced at 1 %: seed-mean odd share 1.436 % (per seed 1.612 %, 1.451 %, "
+          "1.245 %; moments by Monte Carlo over 1e5 systems); holds at 1.44 %.  " + _ODD_WHY),
 }
-KNOWN_ODD_FAILURES: dict[str, str] = {}
 KNOWN_GAP_FAILURES: dict[str, str] = {
-    "d": ("not reproduced: RMS gap to GD(eta = kappa_d) is 17.3 % of std(y_T) (per seed "
-          "19.8 %, 19.5 %, 12.6 %), tolerance 1 %; holds at 20 %.  The layer does implement one "
-          "GD step (the odd share is < 1 %), but with eta ~ 0.01736, not kappa_d.  " + _D_WHY),
+    "d": ("not reproduced at 1 %: seed-mean RMS gap to GD(eta = kappa_d) is 1.056 % of "
+          "std(y_T) (per seed 1.568 %, 0.679 %, 0.922 %; 2e4 held-out sequences); holds at "
+          "1.06 %.  Setting d's runs scatter more than a-c (coefficient per seed +2.8 %, "
+          "+0.5 %, -1.5 % of kappa_d = 0.12451 +- 0.00037); the seed mean matches kappa_d "
+          "(0.60 %) and the best-matching step size too (0.50 %)."),
 }
-KNOWN_ETA_FAILURES: dict[str, str] = {
-    "b": ("not reproduced at 1 %: best-matching step size, seed mean 0.088532 vs kappa_b = "
-          "0.0874031 is +1.29 % (per seed +0.42 %, +2.87 %, +0.59 %); holds at tolerance "
-          "1.3 %, the same offset as the coefficient."),
-    "d": ("not reproduced: best-matching step size 0.017362 (per seed 0.017392, 0.017337, "
-          "0.017357) vs kappa_d = 0.010046 is +72.8 %; holds only at 73 %.  " + _D_WHY),
-}
+KNOWN_ETA_FAILURES: dict[str, str] = {}
 
 
 def known_failures(known: dict[str, str], settings=("a", "b", "c", "d")) -> list:

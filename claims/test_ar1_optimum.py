@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 import sympy as sp
+import torch
 from hypothesis import given, strategies as st
 
 from claims._ar1 import (
@@ -64,16 +65,23 @@ EXACT_REL_TOL = 1e-12  # float64 round-off for quantities computed exactly
 @pytest.mark.parametrize("seed_index", range(max(QUICK.n_seeds, PAPER.n_seeds)))
 @pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
 def test_training_run(profile, setting, seed_index):
-    """One run of the paper's protocol (trained once, cached): finite and decreasing loss.
+    """One run of the paper's protocol (trained once, cached): it learned a predictor.
 
     Collected first so that ``-n auto`` spreads the training runs over the workers; the
     checks of section 4 below and claims/test_gd_equivalence.py read them from the cache.
+    Sanity only (no claim record): on fresh sequences the layer's loss is below that of
+    the zero predictor, paired on the same sequences (the training-loss curve itself is
+    too noisy to compare in the heavy-tailed setting d).
     """
     if seed_index >= profile.n_seeds:
         pytest.skip(f"profile {profile.name} trains {profile.n_seeds} seed(s)")
     run = trained_ar1(setting, seed_index, profile)
     assert np.isfinite(run.final_loss) and np.isfinite(run.eval_loss)
-    assert run.final_loss < run.loss_history[0]
+    _, y = LDSFamily(setting).sample(rng_for(CLAIM, "sanity", setting, seed_index), 20_000)
+    with torch.no_grad():
+        pred = run.model(dtype=torch.float64).predict(torch.from_numpy(y)).numpy()
+    gain = 0.5 * y[:, -1] ** 2 - 0.5 * (pred - y[:, -1]) ** 2       # zero-predictor loss - ours
+    assert gain.mean() > 4 * gain.std() / np.sqrt(gain.size)
 
 
 # --------------------------------------------------------------------------- 1. kappa

@@ -68,7 +68,7 @@ def test_config_T_must_exceed_window():
 def test_config_defaults_are_the_paper_protocol():
     c = TrainConfig()
     assert (c.setting, c.s, c.d, c.T, c.sigma_w, c.sigma_v, c.sigma_0) == ("a", 1, 5, 30, 0.1, 0.1, 1.0)
-    assert (c.steps, c.batch, c.weight_decay, c.grad_clip, c.dtype) == (8000, 3000, 0.0, 1.0, "float32")
+    assert (c.steps, c.batch, c.weight_decay, c.grad_clip, c.dtype) == (8000, 3000, 0.0, 1000.0, "float32")
     assert (c.lr, c.lr_min, c.betas, c.init_scale) == (1e-3, 0.0, (0.9, 0.999), 0.01)
     assert c.warmup == 400 and c.n == 28
     assert c.family() == LDSFamily("a")

@@ -280,26 +280,25 @@ def _check_T(T):
     return check_positive_int("T", T, minimum=3)
 
 
-def _check_rational_inputs(T, d, sigma_w2, sigma_v2, sigma_02):
+def _check_inputs(T, d, sigma_w2, sigma_v2, sigma_02, *, exact: bool):
+    """Validated (T, d, sw2, sv2, s02): Fractions when ``exact``, else floats."""
     T = _check_T(T)
     d = check_positive_int("d", d)
-    sw2 = check_rational("sigma_w2", sigma_w2)
-    sv2 = check_rational("sigma_v2", sigma_v2)
-    s02 = check_rational("sigma_02", sigma_02)
+    check = check_rational if exact else check_nonneg_real
+    sw2 = check("sigma_w2", sigma_w2)
+    sv2 = check("sigma_v2", sigma_v2)
+    s02 = check("sigma_02", sigma_02)
     if sw2 == 0 and sv2 == 0 and s02 == 0:
         raise ValueError("sigma_w2, sigma_v2, sigma_02 must not all be zero (y = 0, kappa undefined)")
     return T, d, sw2, sv2, s02
+
+
+def _check_rational_inputs(T, d, sigma_w2, sigma_v2, sigma_02):
+    return _check_inputs(T, d, sigma_w2, sigma_v2, sigma_02, exact=True)
 
 
 def _check_float_inputs(T, d, sigma_w2, sigma_v2, sigma_02):
-    T = _check_T(T)
-    d = check_positive_int("d", d)
-    sw2 = check_nonneg_real("sigma_w2", sigma_w2)
-    sv2 = check_nonneg_real("sigma_v2", sigma_v2)
-    s02 = check_nonneg_real("sigma_02", sigma_02)
-    if sw2 == 0 and sv2 == 0 and s02 == 0:
-        raise ValueError("sigma_w2, sigma_v2, sigma_02 must not all be zero (y = 0, kappa undefined)")
-    return T, d, sw2, sv2, s02
+    return _check_inputs(T, d, sigma_w2, sigma_v2, sigma_02, exact=False)
 
 
 # --------------------------------------------------------------------------- exact (a)

@@ -20,9 +20,14 @@ Settings (every one but the control draws A from a centrally symmetric law, A ~ 
 ``"c"``      as (a), but Sigma_w = sigma_w^2 * diag(omega) with
              omega_k = 2k/(d+1), k = 1..d: the same total noise power
              tr Sigma_w = d sigma_w^2 as (a), anisotropic by a factor d.
-``"d"``      A = P^-1 diag(lambda) P (non-normal), P with iid N(0, 1) entries,
-             conditioned on cond_2(P) <= ``cond_max`` (default 10) by rejection;
-             c = 1.  P is independent of lambda ~ -lambda, so A ~ -A.
+``"d"``      A = P^-1 diag(lambda) P (non-normal), P = I + 0.3 G / sqrt(d) with
+             G iid N(0, 1), conditioned on cond_2(P) <= ``cond_max`` (default 3)
+             by rejection (accepts ~99 %); c = 1.  P is independent of
+             lambda ~ -lambda, so A ~ -A.  Why this mild non-normality: with P
+             iid N(0, 1) and cond_2(P) <= 10, rare near-singular P dominate the
+             6th moments of eq. 15 (kappa ~ 0.010, Monte Carlo relative error
+             2.7 % at 4e5 systems, batch gradients at theta* with median norm 4.9
+             and tail beyond 200), so no 1 % statement about it can be resolved.
 ``"asym"``   negative control: as (a) but lambda_i iid U[0, 1]; the law of A is
              *not* symmetric, so parity-based claims must break.
 ===========  ================================================================
@@ -68,7 +73,7 @@ _DESCRIPTIONS = {
     "a": "A = diag(lambda), lambda_i ~ U[-1,1] iid, c = 1, Sigma_w = sigma_w^2 I",
     "b": "A = Q^T diag(lambda) Q, Q Haar orthogonal, lambda_i ~ U[-1,1], c = 1",
     "c": "A = diag(lambda) as (a), Sigma_w = sigma_w^2 diag(2k/(d+1)), k=1..d",
-    "d": "A = P^-1 diag(lambda) P, P_ij ~ N(0,1) with cond(P) <= cond_max, c = 1",
+    "d": "A = P^-1 diag(lambda) P, P = I + 0.3 G/sqrt(d), G_ij ~ N(0,1), cond(P) <= cond_max, c = 1",
     "asym": "negative control: A = diag(lambda), lambda_i ~ U[0,1] (not symmetric), c = 1",
 }
 
@@ -306,7 +311,7 @@ class LDSFamily:
     sigma_w: float = 0.1
     sigma_v: float = 0.1
     sigma_0: float = 1.0
-    cond_max: float = 10.0
+    cond_max: float = 3.0
     description: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -392,18 +397,23 @@ def haar_orthogonal(rng: np.random.Generator, m: int, d: int) -> np.ndarray:
     return Q * sgn[:, None, :]
 
 
+#: size of the random perturbation of the identity in setting d's eigenbasis P.
+P_SCALE = 0.3
+
+
 def conditioned_gaussian(rng: np.random.Generator, m: int, d: int, cond_max: float,
-                         max_rounds: int = 1000) -> np.ndarray:
-    """``m`` matrices with iid N(0,1) entries conditioned on cond_2(P) <= cond_max.
+                         max_rounds: int = 1000, scale: float = P_SCALE) -> np.ndarray:
+    """``m`` matrices P = I + scale * G / sqrt(d), G iid N(0, 1), conditioned on cond_2(P) <= cond_max.
 
     Rejection sampling in vectorised rounds (the loop runs over rounds, not systems).
     """
     out = np.empty((m, d, d))
     todo = np.arange(m)
+    eye = np.eye(d)
     for _ in range(max_rounds):
         if todo.size == 0:
             return out
-        P = rng.standard_normal((todo.size, d, d))
+        P = eye + (scale / np.sqrt(d)) * rng.standard_normal((todo.size, d, d))
         ok = np.linalg.cond(P) <= cond_max
         out[todo[ok]] = P[ok]
         todo = todo[~ok]
