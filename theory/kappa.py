@@ -575,6 +575,18 @@ def _check_rng(rng):
     return rng
 
 
+def _chunked(m: int, chunk: int, draw):
+    """Fill (N, D) arrays of length m from ``draw(c) -> (N_c, D_c)`` in chunks of <= chunk."""
+    Nv = np.empty(m)
+    Dv = np.empty(m)
+    done = 0
+    while done < m:
+        c = min(chunk, m - done)
+        Nv[done:done + c], Dv[done:done + c] = draw(c)
+        done += c
+    return Nv, Dv
+
+
 def kappa_mc_moments(family: LDSFamily, m: int, rng: np.random.Generator, *,
                      chunk: int = 4096) -> KappaResult:
     """Monte Carlo over systems only: exact per-system Gaussian moments, any setting.
@@ -589,15 +601,12 @@ def kappa_mc_moments(family: LDSFamily, m: int, rng: np.random.Generator, *,
     rng = _check_rng(rng)
     T = family.T
     L = _Layout.paper(T)
-    Nv = np.empty(m)
-    Dv = np.empty(m)
-    done = 0
-    while done < m:
-        c = min(chunk, m - done)
+
+    def draw(c):
         K = covariance(family.sample_systems(rng, c), T)
-        Nv[done:done + c] = _M2(K, K, L)
-        Dv[done:done + c] = _M3x4(K, K, K, L) / 4.0
-        done += c
+        return _M2(K, K, L), _M3x4(K, K, K, L) / 4.0
+
+    Nv, Dv = _chunked(m, chunk, draw)
     k, se, Nm, Dm, se_n, se_d = _ratio(Nv, Dv, T)
     det = _family_details(family) | {"m": m, "chunk": chunk, "numerator_stderr": se_n,
                                      "denominator_stderr": se_d}
@@ -617,17 +626,14 @@ def kappa_mc_trajectories(family: LDSFamily, m: int, rng: np.random.Generator,
     chunk = check_positive_int("chunk", chunk)
     rng = _check_rng(rng)
     T = family.T
-    Nv = np.empty(m)
-    Dv = np.empty(m)
-    done = 0
-    while done < m:
-        c = min(chunk, m - done)
+
+    def draw(c):
         _, y = family.sample(rng, c)
         S = np.einsum("mi,mi->m", y[:, :T - 2], y[:, 1:T - 1])
         ya = y[:, T - 2]
-        Nv[done:done + c] = ya * y[:, T - 1] * S
-        Dv[done:done + c] = (ya * S) ** 2
-        done += c
+        return ya * y[:, T - 1] * S, (ya * S) ** 2
+
+    Nv, Dv = _chunked(m, chunk, draw)
     k, se, Nm, Dm, se_n, se_d = _ratio(Nv, Dv, T)
     det = _family_details(family) | {"m": m, "chunk": chunk, "numerator_stderr": se_n,
                                      "denominator_stderr": se_d}
