@@ -45,8 +45,7 @@ from pathlib import Path
 import pytest
 
 from claims import harness
-from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile, pop_active, \
-    push_active
+from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
 
 _PLUGIN_NAME = "claims-harness"
 _PLUGIN_KEY = pytest.StashKey["ClaimsPlugin"]()
@@ -126,13 +125,11 @@ def pytest_configure(config):
     plugin = ClaimsPlugin(config)
     config.stash[_PLUGIN_KEY] = plugin
     config.pluginmanager.register(plugin, _PLUGIN_NAME)
-    push_active(plugin.profile)
 
 
 def pytest_unconfigure(config):
     plugin = config.stash.get(_PLUGIN_KEY, None)
     if plugin is not None:
-        pop_active(plugin.profile)
         if config.pluginmanager.is_registered(plugin):
             config.pluginmanager.unregister(plugin)
 

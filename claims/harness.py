@@ -665,21 +665,14 @@ def rng_for(*parts) -> np.random.Generator:
     return np.random.default_rng(seed_for(*parts))
 
 
-def claim_settings(profile=None):
+def claim_settings(profile):
     """``hypothesis.settings`` for a property-based claim, sized by the profile.
 
     ``max_examples = profile.hypothesis_examples``, ``deadline=None``, and
     ``derandomize=True`` when the environment variable ``CI`` is set (as the root
     conftest's ``ci`` profile).  Other settings inherit from the loaded hypothesis
-    profile.  Nothing global is changed.  With ``profile=None`` the profile selected by
-    ``--profile`` for this pytest run is used, so it also works as a decorator at import
-    time::
-
-        @claim_settings()
-        @given(st.integers(1, 5))
-        def test_shapes(n): ...
-
-    or inside a test that has the ``profile`` fixture::
+    profile.  Nothing global is changed, and nothing global is read: the profile comes
+    from the ``profile`` fixture of the test::
 
         def test_x(profile):
             @claim_settings(profile)
@@ -689,8 +682,5 @@ def claim_settings(profile=None):
     """
     from hypothesis import settings
 
-    if profile is None:
-        from claims.profiles import active_profile
-        profile = active_profile()
     return settings(max_examples=profile.hypothesis_examples, deadline=None,
                     derandomize=bool(os.environ.get("CI")))

@@ -26,8 +26,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-__all__ = ["Profile", "QUICK", "PAPER", "PROFILES", "DEFAULT_PROFILE", "get_profile",
-           "active_profile", "push_active", "pop_active"]
+__all__ = ["Profile", "QUICK", "PAPER", "PROFILES", "DEFAULT_PROFILE", "get_profile"]
 
 _KNOWN_SETTINGS = ("a", "b", "c", "d", "asym")
 
@@ -150,22 +149,3 @@ def get_profile(name: str) -> Profile:
     except (KeyError, TypeError):
         raise ValueError(
             f"unknown claims profile {name!r}; choose one of {list(PROFILES)}") from None
-
-
-# The profile of the running pytest session (set by claims/conftest.py at configure time,
-# a stack because pytester may run pytest inside pytest).  Outside pytest: the default.
-_ACTIVE: list[Profile] = []
-
-
-def active_profile() -> Profile:
-    """The profile selected by ``--profile`` for this pytest run (default ``quick``)."""
-    return _ACTIVE[-1] if _ACTIVE else PROFILES[DEFAULT_PROFILE]
-
-
-def push_active(profile: Profile) -> None:
-    _ACTIVE.append(profile)
-
-
-def pop_active(profile: Profile) -> None:
-    if profile in _ACTIVE:
-        del _ACTIVE[len(_ACTIVE) - 1 - _ACTIVE[::-1].index(profile)]

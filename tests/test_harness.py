@@ -17,7 +17,7 @@ import pytest
 from claims import harness
 from claims.harness import (ClaimRecorder, compare, format_value, make_record, rng_for,
                             seed_for, to_builtin)
-from claims.profiles import PAPER, PROFILES, QUICK, Profile, active_profile, get_profile
+from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
 
 pytest_plugins = ["pytester"]
 
@@ -140,7 +140,6 @@ def test_profiles():
         QUICK.replace(coef_rel_tol=2.0)
     with pytest.raises(Exception):  # frozen
         QUICK.n_seeds = 5  # type: ignore[misc]
-    assert isinstance(active_profile(), Profile)
     assert json.dumps(PAPER.as_dict())
 
 
@@ -150,7 +149,8 @@ def test_claim_settings(monkeypatch):
     assert s.max_examples == 200 and s.deadline is None and s.derandomize is False
     monkeypatch.setenv("CI", "1")
     assert harness.claim_settings(QUICK).derandomize is True
-    assert harness.claim_settings().max_examples == active_profile().hypothesis_examples
+    with pytest.raises(TypeError):
+        harness.claim_settings()   # the profile is always passed in: no global state
 
 
 def test_write_reports_atomic_and_strict_json(tmp_path):

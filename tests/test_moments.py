@@ -106,7 +106,9 @@ def test_gaussian_moments_batched_over_systems(ti, seed):
     assert out.shape == (3, 2)
     for k in range(3):
         assert out[k, 0] == out[k, 1]
-        np.testing.assert_allclose(out[k, 0], gaussian_moments(Ks[k], idx)[0], rtol=1e-14)
+        # batched and single evaluations may sum the pairings in a different order:
+        # equal to float64 round-off (the suite's 1e-12), not bit for bit
+        np.testing.assert_allclose(out[k, 0], gaussian_moments(Ks[k], idx)[0], rtol=1e-12)
 
 
 @pytest.mark.parametrize("order,which", [(4, "dropped"), (6, "dropped"), (8, "dropped"),
