@@ -84,9 +84,6 @@ def coefficients(W_V, W_QK, moments=None) -> dict:
     even = float(beta[IDX_VALUE] + beta[IDX_KEY])
     out = {
         "even": even,
-        "value_part": float(beta[IDX_VALUE]),
-        "key_part": float(beta[IDX_KEY]),
-        "odd_max": float(max(abs(beta[i]) for i in IDX_ODD)),
         "family": "value" if abs(beta[IDX_VALUE]) >= abs(beta[IDX_KEY]) else "key",
     }
     if moments is not None:

@@ -23,6 +23,7 @@ asymmetric control (Gauss-Legendre quadrature), Monte Carlo over systems for d.
 """
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -276,6 +277,7 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
 # --------------------------------------------------------------------------- 4. trained models
 
 
+@functools.lru_cache(maxsize=None)
 def _trained_summary(setting, profile):
     """Coefficients of the profile's n_seeds runs; the seed mean is the paper's statistic."""
     ref = kappa_for(setting)

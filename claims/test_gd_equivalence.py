@@ -77,7 +77,8 @@ def _hypothesis_gap(profile, eta_factor, kappa_T_shift=0):
         # The identity holds for every kappa; use eq. 15's exact value of setting (a) with the
         # drawn (T, d, sigma_w, sigma_v), so the negative controls are realistic mistakes.
         kappa = float(kappa_exact_a(T, d, float(sw) ** 2, float(sv) ** 2))
-        kappa_layer = float(kappa_exact_a(T + kappa_T_shift, d, float(sw) ** 2, float(sv) ** 2))
+        kappa_layer = (float(kappa_exact_a(T + kappa_T_shift, d, float(sw) ** 2, float(sv) ** 2))
+                       if kappa_T_shift else kappa)
         W_V, W_QK = ar1_optimal_weights(kappa_layer, family)
         gap = _max_rel_gap(_layer_prediction(W_V, W_QK, y), _gd_prediction(y, eta_factor * kappa))
         if gap > worst["gap"]:
@@ -109,9 +110,9 @@ def test_theta_star_predicts_one_gd_step(claim, profile, eta_factor, shift, expe
 def _scan_eta(pred, y, kappa):
     """Best-matching GD step size by a grid scan (no closed form), refined twice."""
     lo, hi = 0.0, 3.0 * kappa
+    base = _gd_prediction(y, 1.0)                         # GD prediction is linear in eta
     for _ in range(3):
         grid = np.linspace(lo, hi, 401)
-        base = _gd_prediction(y, 1.0)                     # GD prediction is linear in eta
         err = [np.mean((pred - e * base) ** 2) for e in grid]
         k = int(np.argmin(err))
         step = grid[1] - grid[0]

@@ -575,8 +575,8 @@ def _check_rng(rng):
     return rng
 
 
-def _chunked(m: int, chunk: int, draw):
-    """Fill (N, D) arrays of length m from ``draw(c) -> (N_c, D_c)`` in chunks of <= chunk."""
+def _mc_result(family: LDSFamily, m: int, chunk: int, draw, method: str) -> KappaResult:
+    """Ratio estimate from ``draw(c) -> (N_c, D_c)`` called in chunks of <= chunk, m in all."""
     Nv = np.empty(m)
     Dv = np.empty(m)
     done = 0
@@ -584,7 +584,11 @@ def _chunked(m: int, chunk: int, draw):
         c = min(chunk, m - done)
         Nv[done:done + c], Dv[done:done + c] = draw(c)
         done += c
-    return Nv, Dv
+    k, se, Nm, Dm, se_n, se_d = _ratio(Nv, Dv, family.T)
+    det = _family_details(family) | {"m": m, "chunk": chunk, "numerator_stderr": se_n,
+                                     "denominator_stderr": se_d}
+    return KappaResult(kappa=k, exact=None, stderr=se, method=method,
+                       numerator=Nm, denominator=Dm, details=det)
 
 
 def kappa_mc_moments(family: LDSFamily, m: int, rng: np.random.Generator, *,
@@ -606,12 +610,7 @@ def kappa_mc_moments(family: LDSFamily, m: int, rng: np.random.Generator, *,
         K = covariance(family.sample_systems(rng, c), T)
         return _M2(K, K, L), _M3x4(K, K, K, L) / 4.0
 
-    Nv, Dv = _chunked(m, chunk, draw)
-    k, se, Nm, Dm, se_n, se_d = _ratio(Nv, Dv, T)
-    det = _family_details(family) | {"m": m, "chunk": chunk, "numerator_stderr": se_n,
-                                     "denominator_stderr": se_d}
-    return KappaResult(kappa=k, exact=None, stderr=se, method="mc-moments",
-                       numerator=Nm, denominator=Dm, details=det)
+    return _mc_result(family, m, chunk, draw, "mc-moments")
 
 
 def kappa_mc_trajectories(family: LDSFamily, m: int, rng: np.random.Generator,
@@ -633,12 +632,7 @@ def kappa_mc_trajectories(family: LDSFamily, m: int, rng: np.random.Generator,
         ya = y[:, T - 2]
         return ya * y[:, T - 1] * S, (ya * S) ** 2
 
-    Nv, Dv = _chunked(m, chunk, draw)
-    k, se, Nm, Dm, se_n, se_d = _ratio(Nv, Dv, T)
-    det = _family_details(family) | {"m": m, "chunk": chunk, "numerator_stderr": se_n,
-                                     "denominator_stderr": se_d}
-    return KappaResult(kappa=k, exact=None, stderr=se, method="mc-trajectories",
-                       numerator=Nm, denominator=Dm, details=det)
+    return _mc_result(family, m, chunk, draw, "mc-trajectories")
 
 
 # --------------------------------------------------------------------------- dispatcher
