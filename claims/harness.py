@@ -67,18 +67,19 @@ import numbers
 import operator
 import os
 import re
-import uuid
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import numpy as np
+
+from models.files import atomic_write_text
 
 __all__ = [
     "RECORD_KEY", "COMPARATORS", "OUTCOMES", "Record", "ClaimRecorder",
     "make_record", "compare", "to_builtin", "records_from_user_properties",
     "RecordCollector", "summarize", "summary_lines", "format_value", "format_criterion",
     "render_terminal", "render_markdown", "report_payload", "write_reports",
-    "atomic_write_text", "seed_for", "rng_for", "claim_settings",
+    "seed_for", "rng_for", "claim_settings",
 ]
 
 #: name of the ``item.user_properties`` entries that carry records.
@@ -612,24 +613,6 @@ def report_payload(records: list[Mapping], profile: Mapping | None,
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then
-    ``os.replace``); creates the folder."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
 
 
 def write_reports(records: list[Mapping], directory: str | os.PathLike,

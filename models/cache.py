@@ -24,11 +24,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 from filelock import FileLock
 
+from .files import atomic_write_text
 from .trainer import TrainConfig, TrainResult, train
 
 __all__ = ["default_cache_dir", "cache_path", "load_cached", "store", "train_cached", "ENV_VAR"]
@@ -87,30 +87,12 @@ def load_cached(config: TrainConfig, cache_dir=None) -> TrainResult | None:
     return result
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; cached weights are not secret
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def store(result: TrainResult, cache_dir=None) -> Path:
     """Write ``result`` under its configuration's key (atomically); returns the path."""
     if not isinstance(result, TrainResult):
         raise ValueError(f"result must be a TrainResult, got {type(result).__name__}")
     path = cache_path(result.config, cache_dir)
-    _atomic_write_text(path, json.dumps(result.to_dict(), allow_nan=True) + "\n")
+    atomic_write_text(path, json.dumps(result.to_dict(), allow_nan=True) + "\n")
     return path
 
 

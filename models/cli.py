@@ -21,7 +21,7 @@ import math
 import sys
 from fractions import Fraction
 
-from theory._validate import check_rational
+from theory.validation import check_rational
 from theory.systems import SETTINGS
 
 __all__ = ["main", "build_parser"]
@@ -239,9 +239,9 @@ def _run_train(args, parser) -> int:
         return 1
     record = result.to_dict()
     if args.out:
-        from .cache import _atomic_write_text
+        from .files import atomic_write_text
         from pathlib import Path
-        _atomic_write_text(Path(args.out), json.dumps(record) + "\n")
+        atomic_write_text(Path(args.out), json.dumps(record) + "\n")
     if args.json:
         print(json.dumps(record))
         return 0

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from models.attention import LinearSelfAttention, build_tokens, effective_prediction
-from theory import _validate as V
+from theory import validation as V
 from theory.ar import (
     ar1_optimal_weights,
     ar_grad,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_finite_array, check_nonneg_real, check_positive_int, check_window
+from .validation import check_finite_array, check_nonneg_real, check_positive_int, check_window
 
 __all__ = [
     "token_matrix",

@@ -117,7 +117,7 @@ from functools import lru_cache, reduce
 import numpy as np
 import sympy as sp
 
-from ._validate import check_nonneg_real, check_positive_int, check_rational
+from .validation import check_nonneg_real, check_positive_int, check_rational
 from .moments import pairings
 from .systems import LDSFamily, covariance
 

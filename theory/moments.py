@@ -35,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 import sympy as sp
 
-from ._validate import check_finite_array, check_positive_int, check_rational
+from .validation import check_finite_array, check_positive_int, check_rational
 
 __all__ = [
     "pairings",

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import check_finite_array, check_positive_int, check_window
+from .validation import check_finite_array, check_positive_int, check_window
 from .systems import LDSFamily, covariance
 
 __all__ = [

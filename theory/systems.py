@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validate import (
+from .validation import (
     check_finite_array,
     check_generator,
     check_nonneg_real,

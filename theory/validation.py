@@ -1,4 +1,4 @@
-"""Input validation shared by every public constructor.
+"""Input validation for every layer (theory, models, claims, the CLI): one ValueError naming the parameter.
 
 Each helper raises one ``ValueError`` whose message starts with the name of the
 offending parameter, so that a bad call says exactly what is wrong:
