@@ -1,4 +1,4 @@
-r"""The single-layer linear self-attention (LSA) model, written as MATH.md section 2 writes it.
+r"""The single-layer linear self-attention (LSA) model, written as docs/math.md section 2 writes it.
 
 ::
 
@@ -9,7 +9,7 @@ with full (s+1) x (s+1) matrices W_V and W_QK = W_Q W_K^T, no softmax, no W_O, n
 the query column is neither key nor value (M zeroes it).  Exact effective form, for every
 theta (b^T = last row of W_V, C = (1/n) sum_t z_t z_t^T)::
 
-    y_hat_T = b^T C W_QK z_q.
+    y_hat_T = b^T C W_QK z_q       (the training loss uses this form: models/features.py).
 
 Tokens are those of :func:`theory.ar.token_matrix` (same layout, same off-by-one):
 for y = 1..6 and s = 2, Y_0 = [[1,2,3,4],[2,3,4,5],[3,4,5,0]].
@@ -20,44 +20,23 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["build_tokens", "LinearSelfAttention", "effective_prediction"]
+from theory.validation import check_choice, check_nonneg_real, check_positive_int, check_type, check_window
+
+__all__ = ["build_tokens", "LinearSelfAttention"]
 
 
 def build_tokens(y: torch.Tensor, s: int) -> torch.Tensor:
     """Y_0 of shape (B, s+1, n+1) from observations y of shape (B, T); see module doc."""
-    if not isinstance(y, torch.Tensor):
-        raise ValueError(f"y must be a torch.Tensor, got {type(y).__name__}")
+    check_type("y", y, torch.Tensor, "a torch.Tensor")
     if y.ndim != 2:
         raise ValueError(f"y must have shape (B, T), got {tuple(y.shape)}")
-    if isinstance(s, bool) or not isinstance(s, int) or s < 1:
-        raise ValueError(f"s must be a positive integer, got {s!r}")
-    T = y.shape[1]
-    if T <= s + 1:
-        raise ValueError(f"T must exceed s + 1 = {s + 1} (n = T - s - 1 context tokens), got T={T}")
+    s, T = check_window(s, y.shape[1])
     if not torch.isfinite(y).all():
         raise ValueError("y must be finite (no NaN or inf)")
     n = T - s - 1
     Z = y.unfold(1, s + 1, 1)[:, :n, :].transpose(1, 2)           # (B, s+1, n): Z[:, r, t] = y_{t+r}
     zq = torch.cat([y[:, T - s - 1:T - 1], y.new_zeros(y.shape[0], 1)], dim=1)
     return torch.cat([Z, zq[:, :, None]], dim=2)
-
-
-def effective_prediction(b: torch.Tensor, C: torch.Tensor, W_QK: torch.Tensor,
-                         zq: torch.Tensor) -> torch.Tensor:
-    """b^T C W_QK z_q for a batch: C (B, s+1, s+1), zq (B, s+1) -> (B,)."""
-    for name, t in (("b", b), ("C", C), ("W_QK", W_QK), ("zq", zq)):
-        if not isinstance(t, torch.Tensor):
-            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    k = b.shape[0] if b.ndim == 1 else -1
-    if b.ndim != 1 or k < 2:
-        raise ValueError(f"b must have shape (s+1,) with s >= 1, got {tuple(b.shape)}")
-    if W_QK.shape != (k, k):
-        raise ValueError(f"W_QK must have shape {(k, k)}, got {tuple(W_QK.shape)}")
-    if C.ndim != 3 or C.shape[1:] != (k, k):
-        raise ValueError(f"C must have shape (B, {k}, {k}), got {tuple(C.shape)}")
-    if zq.shape != (C.shape[0], k):
-        raise ValueError(f"zq must have shape {(C.shape[0], k)}, got {tuple(zq.shape)}")
-    return torch.einsum("i,bij,jk,bk->b", b, C, W_QK, zq)
 
 
 class LinearSelfAttention(nn.Module):
@@ -71,13 +50,9 @@ class LinearSelfAttention(nn.Module):
                  dtype: torch.dtype = torch.float32, device=None,
                  generator: torch.Generator | None = None):
         super().__init__()
-        if isinstance(s, bool) or not isinstance(s, int) or s < 1:
-            raise ValueError(f"s must be a positive integer, got {s!r}")
-        if init not in ("normal", "zeros"):
-            raise ValueError(f"init must be 'normal' or 'zeros', got {init!r}")
-        if (isinstance(init_scale, bool) or not isinstance(init_scale, (int, float, np.floating))
-                or not np.isfinite(init_scale) or init_scale < 0):
-            raise ValueError(f"init_scale must be finite and >= 0, got {init_scale!r}")
+        s = check_positive_int("s", s)
+        check_choice("init", init, ("normal", "zeros"))
+        check_nonneg_real("init_scale", init_scale)
         self.s = s
         shape = (s + 1, s + 1)
         if init == "zeros":
@@ -108,8 +83,7 @@ class LinearSelfAttention(nn.Module):
         return layer
 
     def forward(self, Y0: torch.Tensor):
-        if not isinstance(Y0, torch.Tensor):
-            raise ValueError(f"Y0 must be a torch.Tensor, got {type(Y0).__name__}")
+        check_type("Y0", Y0, torch.Tensor, "a torch.Tensor")
         if Y0.dtype != self.W_V.dtype:
             raise ValueError(f"Y0 must have the layer's dtype {self.W_V.dtype}, got {Y0.dtype}")
         if Y0.ndim != 3 or Y0.shape[1] != self.s + 1 or Y0.shape[2] < 2:

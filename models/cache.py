@@ -28,6 +28,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from theory.validation import check_type
+
 from .files import atomic_write_text
 from .trainer import TrainConfig, TrainResult, train
 
@@ -55,9 +57,7 @@ def _dir(cache_dir) -> Path:
 
 
 def _check_config(config):
-    if not isinstance(config, TrainConfig):
-        raise ValueError(f"config must be a TrainConfig, got {type(config).__name__}")
-    return config
+    return check_type("config", config, TrainConfig, "a TrainConfig")
 
 
 def cache_path(config: TrainConfig, cache_dir=None) -> Path:
@@ -89,8 +89,7 @@ def load_cached(config: TrainConfig, cache_dir=None) -> TrainResult | None:
 
 def store(result: TrainResult, cache_dir=None) -> Path:
     """Write ``result`` under its configuration's key (atomically); returns the path."""
-    if not isinstance(result, TrainResult):
-        raise ValueError(f"result must be a TrainResult, got {type(result).__name__}")
+    check_type("result", result, TrainResult, "a TrainResult")
     path = cache_path(result.config, cache_dir)
     atomic_write_text(path, json.dumps(result.to_dict(), allow_nan=True) + "\n")
     return path

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from fractions import Fraction
 
-from theory.validation import check_rational
 from theory.systems import SETTINGS
+from theory.validation import check_int, check_rational, check_real
 
 __all__ = ["main", "build_parser"]
 
@@ -51,42 +50,36 @@ class _UsageError(Exception):
     pass
 
 
-def _rational(name):
+def _argument(name, check):
+    """An argparse ``type``: ``check(text)``, its ValueError (which names ``name``) as a usage error."""
     def parse(text):
         try:
-            return check_rational(name, text)
+            return check(text)
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
     parse.__name__ = name
     return parse
 
 
+def _number(name, convert, what, text):
+    """``convert(text)``, or a ValueError in theory.validation's words."""
+    try:
+        return convert(text.strip())
+    except ValueError:
+        raise ValueError(f"{name} must be {what}, got {text!r}") from None
+
+
+def _rational(name):
+    return _argument(name, lambda text: check_rational(name, text))
+
+
 def _int(name, minimum):
-    def parse(text):
-        try:
-            v = int(text.strip())
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if v < minimum:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {minimum}, got {v}")
-        return v
-    parse.__name__ = name
-    return parse
+    return _argument(name, lambda text: check_int(name, _number(name, int, "an integer", text), minimum))
 
 
 def _real(name, *, positive=False):
-    def parse(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a real number, got {text!r}") from None
-        if not math.isfinite(v):
-            raise argparse.ArgumentTypeError(f"{name} must be finite, got {text!r}")
-        if v < 0 or (positive and v == 0):
-            raise argparse.ArgumentTypeError(f"{name} must be {'>' if positive else '>='} 0, got {text!r}")
-        return v
-    parse.__name__ = name
-    return parse
+    return _argument(name, lambda text: check_real(name, _number(name, float, "a real number", text),
+                                                   minimum=0, strict_min=positive))
 
 
 def _add_family_args(p):

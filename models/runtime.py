@@ -18,6 +18,8 @@ import re
 
 import torch
 
+from theory.validation import check_positive_int, check_type
+
 __all__ = ["resolve_device", "cap_threads", "torch_threads"]
 
 _CUDA_RE = re.compile(r"^cuda(:\d+)?$")
@@ -32,8 +34,7 @@ def resolve_device(device="auto") -> torch.device:
     """
     if isinstance(device, torch.device):
         device = str(device)
-    if not isinstance(device, str):
-        raise ValueError(f"device must be a string such as 'auto', 'cpu' or 'cuda', got {device!r}")
+    check_type("device", device, str, "a string such as 'auto', 'cpu' or 'cuda'")
     name = device.strip().lower()
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -57,8 +58,7 @@ def cap_threads(n: int) -> int:
     first inter-op parallel work), the inter-op count too.  The root ``conftest.py``
     already caps every pytest-xdist worker to one thread.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer number of threads, got {n!r}")
+    n = check_positive_int("n", n)
     previous = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
@@ -71,8 +71,7 @@ def cap_threads(n: int) -> int:
 @contextlib.contextmanager
 def torch_threads(n: int):
     """Context manager: intra-op threads set to ``n`` inside, restored on exit."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be a positive integer number of threads, got {n!r}")
+    n = check_positive_int("n", n)
     previous = torch.get_num_threads()
     if previous != n:
         torch.set_num_threads(n)

@@ -14,10 +14,41 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from _oracles import loop_lsa_forward, loop_tokens
-from models.attention import LinearSelfAttention, build_tokens, effective_prediction
+from models.attention import LinearSelfAttention, build_tokens
 from theory.ar import ar1_optimal_weights, attention_ar_weights, predict_ar, token_matrix
 
 finite = st.floats(-3, 3, allow_nan=False, allow_infinity=False)
+
+
+def effective_prediction(b: torch.Tensor, C: torch.Tensor, W_QK: torch.Tensor,
+                         zq: torch.Tensor) -> torch.Tensor:
+    """Oracle: b^T C W_QK z_q for a batch: C (B, s+1, s+1), zq (B, s+1) -> (B,) (one einsum)."""
+    for name, t in (("b", b), ("C", C), ("W_QK", W_QK), ("zq", zq)):
+        if not isinstance(t, torch.Tensor):
+            raise ValueError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    k = b.shape[0] if b.ndim == 1 else -1
+    if b.ndim != 1 or k < 2:
+        raise ValueError(f"b must have shape (s+1,) with s >= 1, got {tuple(b.shape)}")
+    if W_QK.shape != (k, k):
+        raise ValueError(f"W_QK must have shape {(k, k)}, got {tuple(W_QK.shape)}")
+    if C.ndim != 3 or C.shape[1:] != (k, k):
+        raise ValueError(f"C must have shape (B, {k}, {k}), got {tuple(C.shape)}")
+    if zq.shape != (C.shape[0], k):
+        raise ValueError(f"zq must have shape {(C.shape[0], k)}, got {tuple(zq.shape)}")
+    return torch.einsum("i,bij,jk,bk->b", b, C, W_QK, zq)
+
+
+@pytest.mark.parametrize("call, param", [
+    (lambda: effective_prediction(torch.ones(2, 3), torch.ones(1, 3, 3), torch.eye(3), torch.ones(1, 3)), "b"),
+    (lambda: effective_prediction(torch.ones(3), torch.ones(1, 2, 2), torch.eye(3), torch.ones(1, 3)), "C"),
+    (lambda: effective_prediction(torch.ones(3), torch.ones(1, 3, 3), torch.eye(2), torch.ones(1, 3)), "W_QK"),
+    (lambda: effective_prediction(torch.ones(3), torch.ones(2, 3, 3), torch.eye(3), torch.ones(1, 3)), "zq"),
+    (lambda: effective_prediction(np.ones(3), torch.ones(1, 3, 3), torch.eye(3), torch.ones(1, 3)), "b"),
+], ids=["b", "C", "W_QK", "zq", "numpy"])
+def test_effective_prediction_oracle_rejects_bad_shapes(call, param):
+    """The oracle refuses inputs it would silently broadcast."""
+    with pytest.raises(ValueError, match=rf"^{param}\b"):
+        call()
 
 
 @st.composite

@@ -17,7 +17,7 @@ from models.cli import main
 from models.trainer import TrainConfig, TrainResult
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE_KAPPA = 0.2052454015138651  # MATH.md section 4, setting (a) defaults
+REFERENCE_KAPPA = 0.2052454015138651  # docs/math.md section 4, setting (a) defaults
 
 needs_kappa = pytest.mark.skipif(importlib.util.find_spec("theory.kappa") is None,
                                  reason="theory.kappa (kappa of Theorem 4.1) is not written yet")

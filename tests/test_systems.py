@@ -28,6 +28,7 @@ from theory.systems import (
     covariance,
     get_family,
     haar_orthogonal,
+    psd_factor,
 )
 
 N_MC = 200_000
@@ -256,6 +257,40 @@ def test_setting_a_and_asym_laws():
         np.testing.assert_array_equal(sys_.c, 1.0)
         mean = (lo + 1.0) / 2
         assert abs(lam.mean() - mean) < 4 * lam.std() / np.sqrt(lam.size)
+
+
+def test_eigenvalue_range_and_noise_weights_are_the_law():
+    """One statement of each setting's law: lambda_i ~ U[lo, hi) and Sigma_w = sigma_w^2 diag(omega)."""
+    for setting in SETTINGS:
+        fam = LDSFamily(setting, d=4, sigma_w=0.3)
+        lo, hi = fam.eigenvalue_range
+        assert (lo, hi) == ((0.0, 1.0) if setting == "asym" else (-1.0, 1.0))
+        assert type(lo) is float and type(hi) is float
+        omega = fam.noise_weights
+        expect = 2.0 * np.arange(1, 5) / 5 if setting == "c" else np.ones(4)
+        np.testing.assert_array_equal(omega, expect)
+        np.testing.assert_array_equal(fam.process_noise_cov(), 0.09 * np.diag(expect))
+        assert omega.sum() == pytest.approx(4.0)   # tr Sigma_w = d sigma_w^2 in every setting
+        if fam.diagonal:
+            lam = fam.sample_systems(np.random.default_rng(3), 5000).lam
+            assert lo <= lam.min() and lam.max() < hi and lam.min() < lo + 0.01 and lam.max() > hi - 0.01
+
+
+@pytest.mark.parametrize("S, kind", [
+    (0.09 * np.eye(3), "scalar"),
+    (np.zeros((2, 2)), "scalar"),
+    (np.diag([0.5, 2.0, 3.0]), "diag"),
+    (np.diag([0.5, 0.0, 3.0]), "full"),                     # singular: eigen-square-root
+    (np.array([[2.0, 0.5], [0.5, 1.0]]), "full"),           # Cholesky
+    (np.array([[1.0, 1.0], [1.0, 1.0]]), "full"),           # singular, not diagonal
+])
+def test_psd_factor(S, kind):
+    got, L = psd_factor(S)
+    assert got == kind
+    full = {"scalar": lambda: L * np.eye(len(S)), "diag": lambda: np.diag(L), "full": lambda: L}[kind]()
+    np.testing.assert_allclose(full @ full.T, S, atol=1e-14)
+    if kind == "diag":
+        np.testing.assert_array_equal(np.diag(L), np.linalg.cholesky(S))   # it is the Cholesky factor
 
 
 def test_setting_b_is_orthogonally_similar_to_diag():

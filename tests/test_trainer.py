@@ -1,9 +1,10 @@
-"""models.trainer, models.cache, models.runtime: protocol, data law, reproducibility, cache.
+"""models.trainer (config, sampler, features, result, loop), models.cache, models.runtime.
 
 Oracles: the theory's exact covariance (theory.systems.covariance) and exact setting-(a)
 moments (theory.moments.exact_moments_a) for the torch sampler; the layer's own forward
 pass (LinearSelfAttention.forward + autograd) for the effective loss used in training;
-Theorem 4.1's kappa (exact, MATH.md section 4) for a short sanity run.
+theory.population.beta_from_weights for the learned coefficients; Theorem 4.1's kappa
+(exact, docs/math.md section 4) for a short sanity run.
 """
 from __future__ import annotations
 
@@ -35,11 +36,40 @@ from models.trainer import (
     train,
 )
 from theory.moments import exact_moments_a
-from theory.systems import SETTINGS, LDSFamily, covariance
+from theory.population import beta_from_weights
+from theory.systems import SETTINGS, LDSFamily, Systems, covariance
 
 REPO = Path(__file__).resolve().parents[1]
-REFERENCE_KAPPA = 0.2052454015138651  # MATH.md section 4, setting (a) defaults
+REFERENCE_KAPPA = 0.2052454015138651  # docs/math.md section 4, setting (a) defaults
 TINY = dict(steps=60, batch=64)
+
+
+def sample(sampler, m, generator):
+    """m fresh systems, one trajectory each, (m, T): the training path draw -> finish."""
+    return sampler.finish(sampler.draw(m, generator)).T
+
+
+def simulate(sampler, systems, generator):
+    """One torch trajectory per given system, (m, T): the sampler's simulation on the
+    systems' own A, fed through ``finish`` with freshly drawn normals."""
+    fam = sampler.family
+    if (systems.d != fam.d or not np.array_equal(systems.Sigma_w, fam.process_noise_cov())
+            or not np.array_equal(systems.Sigma_0, fam.initial_cov())
+            or float(systems.sigma_v) != fam.sigma_v or not np.all(systems.c == 1.0)):
+        raise ValueError("systems must share the sampler family's d, c and noise model")
+    m, T, d = systems.m, fam.T, fam.d
+    z = torch.randn((T + 1) * d * m + T * m, generator=generator, dtype=sampler.dtype)
+    if systems.lam is not None:
+        drawn = ("diag", torch.as_tensor(systems.lam.T.copy(), dtype=sampler.dtype), z)
+    else:
+        drawn = ("full", torch.as_tensor(systems.A, dtype=sampler.dtype).permute(1, 2, 0).contiguous(), z)
+    return sampler.finish(drawn).T
+
+
+def beta(result):
+    """Gauge-invariant coefficients beta[r, l, m] = W_V[s, r] W_QK[l, m], shape (s+1, s+1, s)."""
+    s = result.config.s
+    return beta_from_weights(result.W_V, result.W_QK).reshape(s + 1, s + 1, s)
 
 
 # ----------------------------------------------------------------------------- config
@@ -120,11 +150,23 @@ def test_lr_schedule_warmup_then_cosine():
     assert np.all(lr_schedule(TrainConfig(steps=5, warmup_steps=5)) == c0.lr * np.arange(1, 6) / 5)
 
 
+def test_trainer_reexports_its_pieces():
+    """``from models.trainer import ...`` keeps working after the split into modules."""
+    import models.config, models.features, models.result, models.sampler, models.trainer as mt
+    assert mt.TrainConfig is models.config.TrainConfig and mt.KEY_FORMAT == models.config.KEY_FORMAT
+    assert mt.lr_schedule is models.config.lr_schedule and mt.stream_seed is models.config.stream_seed
+    assert mt.TorchLDSSampler is models.sampler.TorchLDSSampler
+    assert mt.effective_features is models.features.effective_features
+    assert mt.effective_loss is models.features.effective_loss
+    assert mt.TrainResult is models.result.TrainResult
+    assert all(hasattr(mt, name) for name in mt.__all__)
+
+
 def test_stream_seed():
     assert stream_seed(0, 0, 1, 0) != stream_seed(0, 0, 0, 1)
     assert stream_seed(1, 2, 3) == stream_seed(1, 2, 3)
     assert 0 <= stream_seed(2 ** 70, 5) < 2 ** 63
-    with pytest.raises(ValueError, match="non-negative"):
+    with pytest.raises(ValueError, match=r"^words\[0\] must be an integer >= 0"):
         stream_seed(-1)
 
 
@@ -182,13 +224,13 @@ def test_torch_simulation_given_systems_matches_exact_covariance(setting):
     systems = fam.sample_systems(np.random.default_rng(1), 3)
     K = covariance(systems, fam.T)
     reps = 20000
-    rep_systems = type(systems)(A=np.repeat(systems.A, reps, 0), c=np.repeat(systems.c, reps, 0),
+    rep_systems = Systems(A=np.repeat(systems.A, reps, 0), c=np.repeat(systems.c, reps, 0),
                                 Sigma_w=systems.Sigma_w, Sigma_0=systems.Sigma_0,
                                 sigma_v=systems.sigma_v,
                                 lam=None if systems.lam is None else np.repeat(systems.lam, reps, 0),
                                 T=fam.T)
     sampler = TorchLDSSampler(fam, device="cpu", dtype=torch.float64)
-    y = sampler.simulate(rep_systems, torch.Generator().manual_seed(2)).numpy().reshape(3, reps, fam.T)
+    y = simulate(sampler, rep_systems, torch.Generator().manual_seed(2)).numpy().reshape(3, reps, fam.T)
     i, j = np.triu_indices(fam.T)
     z = []
     for k in range(3):
@@ -206,7 +248,7 @@ def test_torch_sampler_matches_exact_setting_a_moments():
     fam = LDSFamily("a", T=T, d=d, sigma_w=0.1, sigma_v=0.1)
     sampler = TorchLDSSampler(fam, device="cpu", dtype=torch.float32)
     m = 400_000
-    y = sampler.sample(m, torch.Generator().manual_seed(3)).double().numpy()
+    y = sample(sampler, m, torch.Generator().manual_seed(3)).double().numpy()
     assert y.shape == (m, T)
     pairs = [(a, b) for a in range(T) for b in range(a, T)]
     exact2 = exact_moments_a(pairs, T, d, "1/100", "1/100")
@@ -222,8 +264,8 @@ def test_torch_sampler_matches_exact_setting_a_moments():
 def test_torch_sampler_asym_control_is_not_symmetric():
     """The asymmetric control has E[y_1 y_2] > 0 well beyond noise; setting a has ~0."""
     gen = torch.Generator().manual_seed(4)
-    ya = TorchLDSSampler(LDSFamily("a", T=4)).sample(100_000, gen).double().numpy()
-    yc = TorchLDSSampler(LDSFamily("asym", T=4)).sample(100_000, gen).double().numpy()
+    ya = sample(TorchLDSSampler(LDSFamily("a", T=4)), 100_000, gen).double().numpy()
+    yc = sample(TorchLDSSampler(LDSFamily("asym", T=4)), 100_000, gen).double().numpy()
     za = _zscores((ya[:, 0] * ya[:, 1])[:, None], np.zeros(1))[0]
     zc = _zscores((yc[:, 0] * yc[:, 1])[:, None], np.zeros(1))[0]
     assert abs(za) < 5 and zc > 50
@@ -235,7 +277,7 @@ def test_torch_sampler_marginal_covariance_matches_theory_sampler(setting):
     covariance averaged over systems from the theory's own numpy sampler."""
     fam = LDSFamily(setting, T=6, d=4)
     m = 100_000
-    y = TorchLDSSampler(fam, dtype=torch.float64).sample(m, torch.Generator().manual_seed(5)).numpy()
+    y = sample(TorchLDSSampler(fam, dtype=torch.float64), m, torch.Generator().manual_seed(5)).numpy()
     K = covariance(fam.sample_systems(np.random.default_rng(6), 40_000), fam.T)
     i, j = np.triu_indices(fam.T)
     Kij = K[:, i, j]
@@ -251,11 +293,11 @@ def test_sampler_validation():
         TorchLDSSampler(fam, dtype=torch.float16)
     s = TorchLDSSampler(fam)
     with pytest.raises(ValueError, match="^m must"):
-        s.sample(0, torch.Generator())
+        s.draw(0, torch.Generator())
     with pytest.raises(ValueError, match="^generator"):
-        s.sample(3, np.random.default_rng(0))
+        s.draw(3, np.random.default_rng(0))
     with pytest.raises(ValueError, match="^systems must share"):
-        s.simulate(LDSFamily("a", T=5, d=2).sample_systems(np.random.default_rng(0), 2), torch.Generator())
+        simulate(s, LDSFamily("a", T=5, d=2).sample_systems(np.random.default_rng(0), 2), torch.Generator())
 
 
 # ----------------------------------------------------------------------------- training
@@ -300,7 +342,7 @@ def test_result_fields_and_round_trip(tiny_result):
     assert isinstance(m, LinearSelfAttention) and m.W_V.dtype == torch.float64
     assert np.array_equal(m.weights()[0], r.W_V) and np.array_equal(m.weights()[1], r.W_QK)
     assert r.model(dtype=torch.float32).W_QK.dtype == torch.float32
-    assert r.ar1_coefficient() == pytest.approx(r.beta()[1, 0, 0] + r.beta()[0, 1, 0])
+    assert r.ar1_coefficient() == pytest.approx(beta(r)[1, 0, 0] + beta(r)[0, 1, 0])
     with pytest.raises(ValueError, match="format"):
         TrainResult.from_dict({**d, "format": "other"})
     with pytest.raises(ValueError, match="malformed"):
@@ -327,9 +369,9 @@ def test_ar1_training_reduces_loss_and_approaches_kappa():
     assert h[-50:].mean() < 0.9 * h[:10].mean()
     assert r.ar1_coefficient() == pytest.approx(REFERENCE_KAPPA, rel=0.15)
     assert r.eval_loss == pytest.approx(r.final_loss, rel=0.2)
-    # the second family of optima (MATH.md 4) stays small: b_1 W[1,1] and b_2 W[2,1]
-    beta = r.beta()
-    assert abs(beta[0, 0, 0]) < 0.05 and abs(beta[1, 1, 0]) < 0.05
+    # the second family of optima (docs/math.md section 4) stays small: b_1 W[1,1] and b_2 W[2,1]
+    b = beta(r)
+    assert abs(b[0, 0, 0]) < 0.05 and abs(b[1, 1, 0]) < 0.05
 
 
 def test_model_forward_path_trains_the_same_function():
@@ -347,7 +389,7 @@ def test_model_forward_path_trains_the_same_function():
 def test_other_settings_and_windows_train(setting, s):
     r = train(TrainConfig(setting=setting, s=s, T=12, steps=15, batch=32), device="cpu", progress=False)
     assert r.W_V.shape == (s + 1, s + 1) and np.all(np.isfinite(r.loss_history))
-    assert r.beta().shape == (s + 1, s + 1, s)
+    assert beta(r).shape == (s + 1, s + 1, s)
     if s != 1:
         with pytest.raises(ValueError, match="s = 1"):
             r.ar1_coefficient()

@@ -12,7 +12,9 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models.attention import LinearSelfAttention, build_tokens, effective_prediction
+from models.attention import LinearSelfAttention, build_tokens
+from models.runtime import resolve_device, torch_threads
+from models.trainer import TorchLDSSampler, TrainConfig, TrainResult, effective_features, stream_seed, train
 from theory import validation as V
 from theory.ar import (
     ar1_optimal_weights,
@@ -211,11 +213,22 @@ CASES = [
     ("forward n", lambda: LinearSelfAttention(2, dtype=torch.float64)(torch.zeros(1, 3, 1, dtype=torch.float64)), "Y0"),
     ("forward dtype", lambda: LinearSelfAttention(2)(torch.zeros(1, 3, 5, dtype=torch.float64)), "Y0"),
     ("forward numpy", lambda: LinearSelfAttention(2)(np.zeros((1, 3, 5))), "Y0"),
-    ("effective b", lambda: effective_prediction(torch.ones(2, 3), torch.ones(1, 3, 3), torch.eye(3), torch.ones(1, 3)), "b"),
-    ("effective C", lambda: effective_prediction(torch.ones(3), torch.ones(1, 2, 2), torch.eye(3), torch.ones(1, 3)), "C"),
-    ("effective W_QK", lambda: effective_prediction(torch.ones(3), torch.ones(1, 3, 3), torch.eye(2), torch.ones(1, 3)), "W_QK"),
-    ("effective zq", lambda: effective_prediction(torch.ones(3), torch.ones(2, 3, 3), torch.eye(3), torch.ones(1, 3)), "zq"),
-    ("effective numpy", lambda: effective_prediction(np.ones(3), torch.ones(1, 3, 3), torch.eye(3), torch.ones(1, 3)), "b"),
+    # ---------------------------------------------------------------- trainer pieces
+    ("sampler family", lambda: TorchLDSSampler("a"), "family"),
+    ("sampler dtype", lambda: TorchLDSSampler(LDSFamily("a"), dtype=torch.float16), "dtype"),
+    ("sampler m", lambda: TorchLDSSampler(LDSFamily("a")).draw(0, torch.Generator()), "m"),
+    ("sampler m float", lambda: TorchLDSSampler(LDSFamily("a")).draw(2.0, torch.Generator()), "m"),
+    ("sampler generator", lambda: TorchLDSSampler(LDSFamily("a")).draw(2, RNG(0)), "generator"),
+    ("features y_tm", lambda: effective_features(Y[:, None], 1), "y_tm"),
+    ("features y_tm 1-D", lambda: effective_features(Yt[0], 1), "y_tm"),
+    ("features s", lambda: effective_features(Yt.T, 0), "s"),
+    ("features T", lambda: effective_features(Yt.T[:3], 2), "T"),
+    ("config dict", lambda: TrainConfig.from_dict([("s", 1)]), "config"),
+    ("result dict", lambda: TrainResult.from_dict("{}"), "data"),
+    ("train config", lambda: train({"setting": "a"}), "config"),
+    ("stream_seed word", lambda: stream_seed(1, -2), "words"),
+    ("torch_threads n", lambda: torch_threads(0).__enter__(), "n"),
+    ("device", lambda: resolve_device(3), "device"),
 ]
 
 
@@ -272,3 +285,45 @@ def test_check_finite_array_and_window():
         V.check_window(2, 3)
     with pytest.raises(ValueError, match="^s "):
         V.check_window(0, 3)
+
+
+@given(v=st.one_of(st.booleans(), st.floats(), st.text(max_size=3), st.none()))
+def test_check_int_rejects_non_integers(v):
+    with pytest.raises(ValueError, match="^k must be an integer, got"):
+        V.check_int("k", v)
+
+
+def test_check_int_bounds():
+    assert V.check_int("k", -5) == -5 and type(V.check_int("k", np.int32(3), 0)) is int
+    with pytest.raises(ValueError, match=r"^k must be an integer >= 0, got -1$"):
+        V.check_int("k", -1, minimum=0)
+
+
+def test_check_real_bounds_and_messages():
+    assert V.check_real("x", np.float32(0.5), minimum=0, maximum=1) == 0.5
+    assert V.check_real("x", 1, minimum=1) == 1.0 and type(V.check_real("x", 1)) is float
+    cases = [
+        (dict(value="1"), "x must be a real number, got '1'"),
+        (dict(value=True), "x must be a real number, got True"),
+        (dict(value=INF), "x must be finite, got inf"),
+        (dict(value=-0.5, minimum=0.0), "x must be >= 0.0, got -0.5"),
+        (dict(value=0, minimum=0, strict_min=True), "x must be > 0, got 0"),
+        (dict(value=2.0, maximum=1.0), "x must be <= 1.0, got 2.0"),
+        (dict(value=1.0, maximum=1.0, strict_max=True), "x must be < 1.0, got 1.0"),
+    ]
+    for kw, msg in cases:
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}$"):
+            V.check_real("x", **kw)
+
+
+def test_check_choice_and_type():
+    assert V.check_choice("mode", "b", ("a", "b")) == "b"
+    assert V.check_choice("dtype", torch.float64, (torch.float32, torch.float64)) is torch.float64
+    for bad in ("c", None, True, np.array(["a", "b"]), ["a"]):
+        with pytest.raises(ValueError, match=r"^mode must be one of \('a', 'b'\), got"):
+            V.check_choice("mode", bad, ("a", "b"))
+    with pytest.raises(ValueError, match="^flag must be one of"):
+        V.check_choice("flag", True, (1, 2))       # a bool is not the integer 1
+    assert V.check_type("d", {}, dict, "a dict") == {}
+    with pytest.raises(ValueError, match="^d must be a dict, got list$"):
+        V.check_type("d", [], dict, "a dict")

@@ -1,4 +1,4 @@
-r"""System families ("settings") of noisy linear dynamical systems (MATH.md section 1).
+r"""System families ("settings") of noisy linear dynamical systems (docs/math.md section 1).
 
 Model, times t = 1..T (the observations are y_1..y_T; x_0 is never observed)::
 
@@ -23,17 +23,17 @@ Settings (every one but the control draws A from a centrally symmetric law, A ~ 
 ``"d"``      A = P^-1 diag(lambda) P (non-normal), P = I + 0.3 G / sqrt(d) with
              G iid N(0, 1), conditioned on cond_2(P) <= ``cond_max`` (default 3)
              by rejection (accepts ~99 %); c = 1.  P is independent of
-             lambda ~ -lambda, so A ~ -A.  Why this mild non-normality: with P
-             iid N(0, 1) and cond_2(P) <= 10, rare near-singular P dominate the
-             6th moments of eq. 15 (kappa ~ 0.010, Monte Carlo relative error
-             2.7 % at 4e5 systems, batch gradients at theta* with median norm 4.9
-             and tail beyond 200), so no 1 % statement about it can be resolved.
+             lambda ~ -lambda, so A ~ -A.  Why this mild non-normality: see
+             docs/notes.md, section "Setting d: why a mild non-normality".
 ``"asym"``   negative control: as (a) but lambda_i iid U[0, 1]; the law of A is
              *not* symmetric, so parity-based claims must break.
 ===========  ================================================================
 
 Defaults (paper): d = 5, T = 30, sigma_w = sigma_v = 0.1, Sigma_0 = sigma_0^2 I with
-sigma_0 = 1.
+sigma_0 = 1.  Each family states its law in one place for every sampler:
+:attr:`LDSFamily.eigenvalue_range` (lambda_i ~ U[lo, hi)) and
+:attr:`LDSFamily.noise_weights` (Sigma_w = sigma_w^2 diag(omega)); :func:`psd_factor`
+is the one square root of a noise covariance.
 
 Example
 -------
@@ -47,6 +47,8 @@ Example
 (3, 4)
 >>> fam.covariance(sys_).shape
 (3, 4, 4)
+>>> LDSFamily("asym").eigenvalue_range, LDSFamily("c", d=3).noise_weights
+((0.0, 1.0), array([0.5, 1. , 1.5]))
 """
 from __future__ import annotations
 
@@ -56,14 +58,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .validation import (
+    check_choice,
     check_finite_array,
     check_generator,
     check_nonneg_real,
     check_positive_int,
-    check_positive_real,
+    check_real,
+    check_type,
 )
 
-__all__ = ["SETTINGS", "LDSFamily", "Systems", "covariance", "get_family", "SYMMETRIC_SETTINGS"]
+__all__ = ["SETTINGS", "LDSFamily", "Systems", "covariance", "get_family", "SYMMETRIC_SETTINGS",
+           "psd_factor"]
 
 SETTINGS = ("a", "b", "c", "d", "asym")
 #: settings whose law of A is centrally symmetric (A ~ -A): the theory's premise.
@@ -198,12 +203,14 @@ def _float_dtype(dtype) -> np.dtype:
 
 
 def _scale_in_place(z: np.ndarray, S: np.ndarray, dt: np.dtype) -> None:
-    """z[..., :] <- L z (L L^T = S) for standard normals z of shape (k, m, d)."""
-    if _is_scaled_identity(S):
-        z *= dt.type(np.sqrt(S[0, 0]))
+    """z[..., :] <- L z (L L^T = S, :func:`psd_factor`) for standard normals z of shape (k, m, d)."""
+    kind, L = psd_factor(S)
+    if kind == "scalar":
+        z *= dt.type(L)
+    elif kind == "diag":
+        z *= L.astype(dt)
     else:
-        L = _psd_sqrt(S).astype(dt)
-        np.matmul(z, L.T, out=z)
+        np.matmul(z, L.astype(dt).T, out=z)
 
 
 def _is_diagonal(S: np.ndarray) -> bool:
@@ -214,15 +221,26 @@ def _is_scaled_identity(S: np.ndarray) -> bool:
     return bool(np.all(S == S[0, 0] * np.eye(S.shape[0])))
 
 
-def _psd_sqrt(S: np.ndarray) -> np.ndarray:
-    """A factor L with L L^T = S (Cholesky when S > 0, else eigen-square-root)."""
+def psd_factor(S: np.ndarray):
+    """A factor L with L L^T = S (S symmetric PSD), in its cheapest form.
+
+    ``("scalar", c)``: S = c^2 I, L = c I (a float);  ``("diag", v)``: S diagonal and
+    positive definite, L = diag(v), v = sqrt(diag S) (which is its Cholesky factor);
+    ``("full", L)``: Cholesky when S > 0, else the eigen-square-root V sqrt(w).  The
+    numpy and torch samplers both scale their normals by it.
+
+    >>> psd_factor(np.diag([4.0, 9.0]))
+    ('diag', array([2., 3.]))
+    """
     if _is_scaled_identity(S):
-        return np.sqrt(S[0, 0]) * np.eye(S.shape[0])
+        return "scalar", float(np.sqrt(S[0, 0]))
+    if _is_diagonal(S) and np.all(np.diag(S) > 0):
+        return "diag", np.sqrt(np.diag(S))
     try:
-        return np.linalg.cholesky(S)
+        return "full", np.linalg.cholesky(S)
     except np.linalg.LinAlgError:
         w, V = np.linalg.eigh(S)
-        return V * np.sqrt(np.clip(w, 0.0, None))
+        return "full", V * np.sqrt(np.clip(w, 0.0, None))
 
 
 def covariance(systems: Systems, T: int) -> np.ndarray:
@@ -236,8 +254,7 @@ def covariance(systems: Systems, T: int) -> np.ndarray:
 
         Pi_1 = a^2 + q,  K[0, 0] = a^2 + q + r^2,  K[1, 0] = a (a^2 + q).
     """
-    if not isinstance(systems, Systems):
-        raise ValueError(f"systems must be a Systems batch, got {type(systems).__name__}")
+    check_type("systems", systems, Systems, "a Systems batch")
     T = check_positive_int("T", T)
     A = systems.A
     c = systems.c
@@ -315,16 +332,12 @@ class LDSFamily:
     description: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if self.setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
+        check_choice("setting", self.setting, SETTINGS)
         object.__setattr__(self, "d", check_positive_int("d", self.d))
         object.__setattr__(self, "T", check_positive_int("T", self.T, minimum=3))
         for name in ("sigma_w", "sigma_v", "sigma_0"):
             object.__setattr__(self, name, check_nonneg_real(name, getattr(self, name)))
-        cm = check_positive_real("cond_max", self.cond_max)
-        if cm < 1:
-            raise ValueError(f"cond_max must be >= 1, got {self.cond_max!r}")
-        object.__setattr__(self, "cond_max", cm)
+        object.__setattr__(self, "cond_max", check_real("cond_max", self.cond_max, minimum=1))
         object.__setattr__(self, "description", _DESCRIPTIONS[self.setting])
 
     @property
@@ -336,13 +349,22 @@ class LDSFamily:
     def diagonal(self) -> bool:
         return self.setting in ("a", "c", "asym")
 
-    def process_noise_cov(self) -> np.ndarray:
-        """Sigma_w (d, d)."""
+    @property
+    def eigenvalue_range(self) -> tuple[float, float]:
+        """(lo, hi): the eigenvalues lambda_i of A are iid U[lo, hi) (0 to 1 for asym, else -1 to 1)."""
+        return (0.0, 1.0) if self.setting == "asym" else (-1.0, 1.0)
+
+    @property
+    def noise_weights(self) -> np.ndarray:
+        """omega (d,) with Sigma_w = sigma_w^2 diag(omega): 2k/(d+1), k = 1..d, in setting c; else ones."""
         d = self.d
         if self.setting == "c":
-            omega = 2.0 * np.arange(1, d + 1) / (d + 1)
-            return self.sigma_w ** 2 * np.diag(omega)
-        return self.sigma_w ** 2 * np.eye(d)
+            return 2.0 * np.arange(1, d + 1) / (d + 1)
+        return np.ones(d)
+
+    def process_noise_cov(self) -> np.ndarray:
+        """Sigma_w = sigma_w^2 diag(:attr:`noise_weights`) (d, d)."""
+        return self.sigma_w ** 2 * np.diag(self.noise_weights)
 
     def initial_cov(self) -> np.ndarray:
         """Sigma_0 = sigma_0^2 I (d, d)."""
@@ -353,8 +375,8 @@ class LDSFamily:
         check_generator("rng", rng)
         m = check_positive_int("m", m)
         d = self.d
-        lo = 0.0 if self.setting == "asym" else -1.0
-        lam = rng.uniform(lo, 1.0, size=(m, d))
+        lo, hi = self.eigenvalue_range
+        lam = rng.uniform(lo, hi, size=(m, d))
         c = np.ones((m, d))
         if self.diagonal:
             A = np.zeros((m, d, d))

@@ -25,7 +25,7 @@ from models.trainer import TrainConfig, train
 
 pytestmark = pytest.mark.bench
 
-REFERENCE_KAPPA = 0.2052454015138651  # MATH.md section 4, setting (a) defaults
+REFERENCE_KAPPA = 0.2052454015138651  # docs/math.md section 4, setting (a) defaults
 
 
 def _record(benchmark, cfg, res, target_s):
