@@ -1,7 +1,7 @@
 """Independent oracles for the core-module tests (deliberately naive: plain loops).
 
 Nothing here imports from ``theory`` or ``models``: every function re-derives its
-object from the definitions in MATH.md so that agreement with the library is evidence,
+object from the definitions in docs/math.md so that agreement with the library is evidence,
 not a tautology.  The ``wrong_*`` functions are deliberately buggy variants used to show
 that the checks can fail.
 """

@@ -1,10 +1,12 @@
-"""Tests for theory.kappa: kappa of Theorem 4.1 (eq. 15), MATH.md section 4.
+"""Tests for theory.kappa, theory.kappa_exact, theory.kappa_forms: kappa of Theorem 4.1 (eq. 15),
+docs/math.md section 4.
 
 Routes cross-checked against each other:
 exact rational (Kronecker substitution)  <->  brute-force Isserlis through
-theory.moments.exact_moments_a  <->  float64 Gauss-Legendre  <->  mpmath (high-precision
-conversion, and mpmath.quad of the integrand)  <->  sympy symbolic (explicit Wick sums)
-<->  Monte Carlo over systems (exact per-system moments)  <->  raw trajectories.
+theory.reference.exact_moments_a  <->  float64 Gauss-Legendre  <->  mpmath (high-precision
+conversion, and mpmath.quad of the integrand)  <->  sympy symbolic (explicit Wick sums,
+theory.reference.kappa_symbolic)  <->  Monte Carlo over systems (exact per-system
+moments)  <->  raw trajectories.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import sympy as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from theory import kappa as kmod
+from theory import kappa_exact
 from theory.kappa import (
     KappaResult,
     kappa,
@@ -30,20 +32,20 @@ from theory.kappa import (
     kappa_mc_moments,
     kappa_mc_trajectories,
     kappa_quadrature_a,
-    kappa_symbolic,
     moment_forms,
 )
-from theory.moments import coordinate_covariance_poly, exact_moments_a, gaussian_moments
+from theory.kappa_forms import Layout
+from theory.reference import coordinate_covariance_poly, exact_moments_a, gaussian_moments, kappa_symbolic
 from theory.systems import LDSFamily
 
-REF = 0.2052454015138651           # MATH.md section 4 (setting a, d=5, T=30, 0.1, 0.1, I)
+REF = 0.2052454015138651           # docs/math.md section 4 (setting a, d=5, T=30, 0.1, 0.1, I)
 TOL = 1e-12
 
 variance = st.fractions(min_value=0, max_value=10, max_denominator=200)
 
 
 def _brute_moments(T, d, sw2, sv2, s02, lo=0, hi=None):
-    """E[y_a y_b S], E[y_a^2 S^2] by summing exact 4th/6th moments (theory.moments)."""
+    """E[y_a y_b S], E[y_a^2 S^2] by summing exact 4th/6th moments (theory.reference)."""
     hi = T - 2 if hi is None else hi
     a, b = T - 2, T - 1
     pr = [(i, i + 1) for i in range(lo, hi)]
@@ -271,13 +273,13 @@ def test_negative_control_wrong_prefactor_and_window():
     wrong_pref = float(good) * 29 / 28
     assert not math.isclose(wrong_pref, REF, rel_tol=1e-6)
     # (ii) S shifted by one index (sum_{i=2..T-1} y_i y_{i+1}, 1-based)
-    shifted = kmod._Layout(a=28, b=29, lo=1, hi=29)
-    n, d = kmod._exact_parts(30, 5, Fraction(1, 100), Fraction(1, 100), Fraction(1), shifted)
+    shifted = Layout(a=28, b=29, lo=1, hi=29)
+    n, d = kappa_exact._exact_parts(30, 5, Fraction(1, 100), Fraction(1, 100), Fraction(1), shifted)
     wrong_window = float(28 * n / d)
     assert not math.isclose(wrong_window, REF, rel_tol=1e-3)
     # the engines agree with each other on the wrong window too (so it is the window,
     # not the engine, that the reference rejects)
-    qn, qd = kmod._quad_parts(30, 5, 0.01, 0.01, 1.0, shifted)
+    qn, qd = kappa_exact._quad_parts(30, 5, 0.01, 0.01, 1.0, shifted)
     assert abs(28 * qn / qd / wrong_window - 1) < TOL
     # (iii) standard deviations taken as variances
     assert not math.isclose(float(kappa_exact_a(30, 5, "1/10", "1/10")), REF, rel_tol=1e-3)
@@ -286,9 +288,9 @@ def test_negative_control_wrong_prefactor_and_window():
 def test_negative_control_window_brute_force():
     """At small T the shifted-window engine matches brute force and differs from kappa."""
     T, d, sw2, sv2 = 6, 2, Fraction(1, 4), Fraction(1, 3)
-    shifted = kmod._Layout(a=T - 2, b=T - 1, lo=1, hi=T - 1)
-    assert kmod._exact_parts(T, d, sw2, sv2, Fraction(1), shifted) == _brute_moments(T, d, sw2, sv2, 1, lo=1, hi=T - 1)
-    assert kmod._exact_parts(T, d, sw2, sv2, Fraction(1), shifted) != kappa_moments_exact_a(T, d, sw2, sv2, 1)
+    shifted = Layout(a=T - 2, b=T - 1, lo=1, hi=T - 1)
+    assert kappa_exact._exact_parts(T, d, sw2, sv2, Fraction(1), shifted) == _brute_moments(T, d, sw2, sv2, 1, lo=1, hi=T - 1)
+    assert kappa_exact._exact_parts(T, d, sw2, sv2, Fraction(1), shifted) != kappa_moments_exact_a(T, d, sw2, sv2, 1)
 
 
 # --------------------------------------------------------------------------- validation

@@ -1,6 +1,6 @@
 """theory.population: feature moments of the attention layer against independent oracles.
 
-Oracles: the brute-force Isserlis sum over token pairs (theory.moments.gaussian_moments),
+Oracles: the brute-force Isserlis sum over token pairs (theory.reference.gaussian_moments),
 Monte Carlo over systems, the exact rational moments of setting (a), and the layer itself
 (population loss versus the empirical loss of the torch forward pass).
 """
@@ -14,7 +14,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from models.attention import LinearSelfAttention
-from theory.moments import exact_moments_a, gaussian_moments
+from theory.reference import exact_moments_a, gaussian_moments
 from theory.population import (
     beta_from_weights,
     feature_list,
@@ -25,7 +25,7 @@ from theory.population import (
 )
 from theory.systems import LDSFamily
 
-REFERENCE_KAPPA = 0.2052454015138651  # MATH.md section 4, setting (a) defaults
+REFERENCE_KAPPA = 0.2052454015138651  # docs/math.md section 4, setting (a) defaults
 
 
 def _brute(K, s):

@@ -1,9 +1,17 @@
 """Exact and symbolic theory for single-layer linear attention on LDS data.
 
-Modules, one per paper object:
+Modules, one per paper object (production engines first, then the references):
 
-- :mod:`theory.systems`  system families (settings a-d, asymmetric control), exact covariance.
-- :mod:`theory.moments`  Gaussian moments (Isserlis), symbolic moments, exact setting-(a) moments.
-- :mod:`theory.ar`       AR(s) tokens, L_AR(s), H, g, gamma, GD, PCG, in-context OLS.
-- :mod:`theory.kappa`    kappa of Theorem 4.1 (eq. 15): exact, quadrature, symbolic, Monte Carlo.
+- :mod:`theory.validation`   input checks shared by every layer.
+- :mod:`theory.systems`      system families (settings a-d, asymmetric control), exact covariance.
+- :mod:`theory.coordinate`   the one-coordinate covariance G(lambda) and its mean over lambda:
+  the float (Gauss-Legendre) and the exact (integer, Kronecker substitution) engine.
+- :mod:`theory.ar`           AR(s) tokens, L_AR(s), H, g, gamma, GD, PCG, in-context OLS.
+- :mod:`theory.population`   population loss of the layer: feature moments M, c, v.
+- :mod:`theory.kappa_forms`  the two Gaussian moments of kappa as forms in the covariance.
+- :mod:`theory.kappa_exact`  kappa in setting (a): exact rational and Gauss-Legendre routes.
+- :mod:`theory.kappa`        kappa of Theorem 4.1 (eq. 15) for any family: result, Monte Carlo, dispatcher.
+- :mod:`theory.reference`    reference routes kept apart from production (brute-force Isserlis,
+  exact Fraction polynomials, sympy); they check the engines above.
+- :mod:`theory.moments`      old import location of the reference moments (aliases only).
 """

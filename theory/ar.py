@@ -1,4 +1,4 @@
-r"""The AR(s) in-context objective and the optimisers it is compared with (MATH.md 2, 3, 6).
+r"""The AR(s) in-context objective and the optimisers it is compared with (docs/math.md sections 2, 3, 6).
 
 Tokens (window s >= 1, n = T - s - 1 context tokens, 1-based times)::
 
@@ -201,7 +201,7 @@ def predict_ar(w, y, s: int) -> np.ndarray:
 
 
 def attention_ar_weights(W_V, W_QK, y, s: int) -> np.ndarray:
-    r"""The AR weights the attention layer applies to ybar_q (MATH.md section 6, eq. 17).
+    r"""The AR weights the attention layer applies to ybar_q (docs/math.md section 6, eq. 17).
 
     With b = (b_x, b_y) the last row of W_V, P = W_QK[:s, :s]^T and p = W_QK[s, :s]^T::
 
@@ -230,7 +230,7 @@ def ar1_optimal_weights(kappa: float, family: str = "value"):
     r"""theta* of Theorem 4.1 (eq. 15) as (W_V, W_QK), 2 x 2 float64.
 
     ``family="value"`` (the paper's): W_QK = [[kappa, 0], [0, 0]], W_V = [[0, 0], [0, 1]]
-    (b = e_2).  ``family="key"`` (MATH.md section 4, the second family):
+    (b = e_2).  ``family="key"`` (docs/math.md section 4, the second family):
     W_QK = [[0, 0], [kappa, 0]], W_V = [[0, 0], [1, 0]] (b = e_1).  Both predict
     y_hat_T = (kappa / n) y_{T-1} sum_{t<=n} y_t y_{t+1}.
     """

@@ -1,6 +1,6 @@
 r"""The population loss of the linear attention layer, as an exact quadratic in the features.
 
-Features and coefficients (MATH.md sections 2 and 5; 0-based r, l in 0..s, m in 0..s-1)::
+Features and coefficients (docs/math.md sections 2 and 5; 0-based r, l in 0..s, m in 0..s-1)::
 
     F_(r,l,m) = C[r, l] z_q[m],   C = (1/n) sum_{t=1..n} z_t z_t^T,   z_q[m] = y_{T-s+m}
     beta_(r,l,m) = b_r W_QK[l, m]   (b = last row of W_V)
@@ -28,8 +28,10 @@ multilinearity gives the expectation from one-coordinate integrals over lambda, 
 are polynomials of degree <= 6T: Gauss-Legendre with 3T+1 nodes integrates them exactly
 (up to rounding).  Setting "b" reduces to the same form with random coordinate weights,
 K = sum_k w_k G_k, w = d * Dirichlet(1/2, ..., 1/2) (see _coordinate_weight_moments), so
-it is exact too.  For setting "d" the moments are averaged over sampled systems (exact
-per system, Monte Carlo over A), with standard errors.
+it is exact too.  G, the quadrature and its combinatorics over coordinate patterns are
+:func:`theory.coordinate.mixture_quadrature` (the engine of kappa's quadrature route
+too).  For setting "d" the moments are averaged over sampled systems (exact per system,
+Monte Carlo over A), with standard errors.
 
 Worked example: for s = 1, F = (C00 y_{T-1}, C01 y_{T-1}, C10 y_{T-1}, C11 y_{T-1}),
 c[1] = E[C01 y_{T-1} y_T] = E[y_{T-1} y_T S]/n and M[1, 1] = E[y_{T-1}^2 S^2]/n^2, so
@@ -41,8 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .validation import check_finite_array, check_positive_int, check_window
+from .coordinate import UNIT_WEIGHTS, mixture_quadrature
 from .systems import LDSFamily, covariance
+from .validation import check_finite_array, check_positive_int, check_window
 
 __all__ = [
     "feature_list",
@@ -62,7 +65,7 @@ def feature_list(s: int) -> list[tuple[int, int, int]]:
 
 
 def feature_parity(s: int) -> np.ndarray:
-    """+1 for even features, -1 for odd ones (MATH.md section 5).
+    """+1 for even features, -1 for odd ones (docs/math.md section 5).
 
     Under A -> -A, y_t -> (-1)^t y_t, and F_(r,l,m) y_T picks up the sign
     (-1)^(r+l+m+s+1) (1-based r, l, m), i.e. (-1)^(r+l+m+s) with 0-based r, l, m
@@ -223,22 +226,6 @@ class PopulationMoments:
         return float(self.c[i] / self.M[i, i])
 
 
-def _coordinate_G(lam, T, sw2, s02, sv2_share):
-    """G(lam) (N, T, T) for lam (N,): lam^|i-j| Pi_{min(i,j)+1}(lam) + sv2_share [i=j]."""
-    lam = np.asarray(lam, dtype=np.float64)
-    Pi = np.empty(lam.shape + (T,))
-    prev = np.full(lam.shape, s02)
-    for t in range(T):
-        prev = lam ** 2 * prev + sw2
-        Pi[..., t] = prev
-    i = np.arange(T)
-    lo = np.minimum(i[:, None], i[None, :])
-    gap = np.abs(i[:, None] - i[None, :])
-    G = lam[..., None, None] ** gap * Pi[..., lo]
-    G[..., i, i] += sv2_share
-    return G
-
-
 def _coordinate_weight_moments(family: LDSFamily) -> dict:
     """Moments of the coordinate weights w_k in K = sum_k w_k G(lambda_k).
 
@@ -250,7 +237,7 @@ def _coordinate_weight_moments(family: LDSFamily) -> dict:
     Returned keys: "3" E[w1^3], "21" E[w1^2 w2], "111" E[w1 w2 w3], "2" E[w1^2], "11" E[w1 w2].
     """
     if family.setting != "b":
-        return {"3": 1.0, "21": 1.0, "111": 1.0, "2": 1.0, "11": 1.0}
+        return dict(UNIT_WEIGHTS)
     d = family.d
     a, A = 0.5, 0.5 * d
     r3 = A * (A + 1) * (A + 2)
@@ -260,52 +247,16 @@ def _coordinate_weight_moments(family: LDSFamily) -> dict:
 
 
 def _quadrature_moments(family: LDSFamily, s: int) -> PopulationMoments:
+    """Exact-up-to-rounding moments of a diagonal setting (or b) by the coordinate quadrature."""
     T, d = family.T, family.d
     lo = 0.0 if family.setting == "asym" else -1.0
-    nodes, weights = np.polynomial.legendre.leggauss(3 * T + 1)
-    lam = 0.5 * (1.0 - lo) * nodes + 0.5 * (1.0 + lo)      # map [-1, 1] -> [lo, 1]
-    wts = 0.5 * weights                                    # probability weights
-    sw2 = np.diag(family.process_noise_cov())
-    s02 = family.sigma_0 ** 2
-    share = family.sigma_v ** 2 / d
 
-    def E(x):                                              # E over lambda of node-batched x
-        return np.tensordot(wts, x, axes=(0, 0))
-
-    distinct = sorted(set(sw2.tolist()))
-    Gs = {v: _coordinate_G(lam, T, v, s02, share) for v in distinct}
-    Gbar = {v: E(Gs[v]) for v in distinct}
-    counts = {v: int(np.sum(sw2 == v)) for v in distinct}
-    Kbar = sum(counts[v] * Gbar[v] for v in distinct)
-
-    # M(K,K,K) = sum over ordered coordinate triples (k1, k2, k3):
-    #   all equal        sum_k E[M(G_k, G_k, G_k)]
-    #   exactly two      sum_k E[M(G_k, G_k, R_k) + M(G_k, R_k, G_k) + M(R_k, G_k, G_k)],
-    #                    R_k = Kbar - Gbar_k (the other coordinates' means; multilinearity)
-    #   all distinct     M(Kbar,Kbar,Kbar) - sum_k [M(Gb_k,Gb_k,Kbar) + M(Gb_k,Kbar,Gb_k)
-    #                    + M(Kbar,Gb_k,Gb_k)] + 2 sum_k M(Gb_k,Gb_k,Gb_k)  (inclusion-exclusion)
-    # and c(K,K) = sum_k E[c(G_k, G_k)] + c(Kbar, Kbar) - sum_k c(Gb_k, Gb_k).
-    # Setting (b) is K = sum_k w_k G_k with exchangeable weights w (see
-    # _coordinate_weight_moments); each pattern then carries its weight moment.
-    def mom(X, Y, Z):
+    def form(X, Y, Z):
         return _feature_moments_multilinear(s, T, X, Y, Z)
 
-    e = _coordinate_weight_moments(family)
-    M_distinct, c_distinct = mom(Kbar, Kbar, Kbar)
-    M_same = M_two = c_same = 0.0
-    for v in distinct:
-        G, Gb, cnt = Gs[v], Gbar[v], counts[v]
-        R = Kbar - Gb
-        Ms, cs = mom(G, G, G)
-        M_same = M_same + cnt * E(Ms)
-        c_same = c_same + cnt * E(cs)
-        M_two = M_two + cnt * E(mom(G, G, R)[0] + mom(G, R, G)[0] + mom(R, G, G)[0])
-        M_ggk, c_gg = mom(Gb, Gb, Kbar)
-        M_distinct = M_distinct - cnt * (M_ggk + mom(Gb, Kbar, Gb)[0] + mom(Kbar, Gb, Gb)[0]
-                                         - 2.0 * mom(Gb, Gb, Gb)[0])
-        c_distinct = c_distinct - cnt * c_gg
-    M = e["3"] * M_same + e["21"] * M_two + e["111"] * M_distinct
-    c = e["2"] * c_same + e["11"] * c_distinct
+    M, c, Kbar = mixture_quadrature(form, T, np.diag(family.process_noise_cov()),
+                                    family.sigma_0 ** 2, family.sigma_v ** 2 / d, lo,
+                                    _coordinate_weight_moments(family))
     v = float(Kbar[T - 1, T - 1])
     f = len(feature_list(s))
     return PopulationMoments(s=s, M=np.asarray(M), c=np.asarray(c), v=v, M_se=np.zeros((f, f)),

@@ -6,13 +6,12 @@ judged by a person reading the report, not by an assert.
 
 - Sampling 3000 trajectories of setting (a) at the paper's defaults (d = 5, T = 30):
   target under 2 ms.  The exact sampler needs (T+1) d m + T m = 555,000 standard
-  normals; on the 2-core CI box drawing those alone takes about 5 ms (numpy's ziggurat,
-  PCG64), so the target is not met there (measured median about 7 ms in float64, about
-  6 ms in float32, down from about 12 ms before the in-place recursion).
+  normals, a floor that :func:`test_bench_standard_normals_floor` measures alone.
 - Exact covariance K for 3000 systems (T = 30): the diagonal fast path (settings a, c,
-  asym; measured median about 20 ms, was about 75 ms) and the general path (b, d; about
-  40 ms, was about 70 ms).  Writing the (3000, 30, 30) float64 result alone costs a
-  few ms on that box.
+  asym) and the general path (b, d).
+
+Measured medians and what they were before the optimisations: see docs/notes.md,
+section "Sampler and covariance: timings".
 """
 from __future__ import annotations
 

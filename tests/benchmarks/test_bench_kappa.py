@@ -1,13 +1,13 @@
-"""Speed benchmarks for theory.kappa (pytest-benchmark; never assert on time).
+"""Speed benchmarks for theory.kappa_exact (pytest-benchmark; never assert on time).
 
 Run with ``pytest tests/benchmarks -m bench -p no:xdist``.  Targets (one core):
 
-- exact rational kappa, T = 30, d = 5 (Kronecker-substitution engine): < 2 s
-  (the brief quotes about 12 s for a plain Fraction implementation);
+- exact rational kappa, T = 30, d = 5 (Kronecker-substitution engine): < 2 s;
 - float64 Gauss-Legendre kappa, T = 30, d = 5: < 0.1 s.
 
+Measurements behind the targets: see docs/notes.md, section "kappa engines: timings".
 The only assertions are correctness: both reproduce the reference 0.2052454015138651
-(MATH.md section 4) and agree with each other to 1e-12 relative.
+(docs/math.md section 4) and agree with each other to 1e-12 relative.
 """
 from __future__ import annotations
 
