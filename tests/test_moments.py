@@ -387,10 +387,3 @@ def test_odd_parity_moments_mc(setting):
     else:
         assert z.max() < 4, z
 
-
-def test_old_import_location_aliases_the_references():
-    """theory.moments only re-exports the reference routes (same objects)."""
-    import theory.moments as old
-    import theory.reference as ref
-    for name in old.__all__:
-        assert getattr(old, name) is getattr(ref, name)

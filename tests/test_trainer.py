@@ -1,7 +1,7 @@
 """models.trainer (config, sampler, features, result, loop), models.cache, models.runtime.
 
 Oracles: the theory's exact covariance (theory.systems.covariance) and exact setting-(a)
-moments (theory.moments.exact_moments_a) for the torch sampler; the layer's own forward
+moments (theory.reference.exact_moments_a) for the torch sampler; the layer's own forward
 pass (LinearSelfAttention.forward + autograd) for the effective loss used in training;
 theory.population.beta_from_weights for the learned coefficients; Theorem 4.1's kappa
 (exact, docs/math.md section 4) for a short sanity run.
@@ -35,7 +35,7 @@ from models.trainer import (
     stream_seed,
     train,
 )
-from theory.moments import exact_moments_a
+from theory.reference import exact_moments_a
 from theory.population import beta_from_weights
 from theory.systems import SETTINGS, LDSFamily, Systems, covariance
 
@@ -243,7 +243,7 @@ def test_torch_simulation_given_systems_matches_exact_covariance(setting):
 
 def test_torch_sampler_matches_exact_setting_a_moments():
     """Over random systems (setting a), E[y_i y_j] and two 4th moments equal the exact
-    rational moments of theory.moments.exact_moments_a."""
+    rational moments of theory.reference.exact_moments_a."""
     T, d = 6, 5
     fam = LDSFamily("a", T=T, d=d, sigma_w=0.1, sigma_v=0.1)
     sampler = TorchLDSSampler(fam, device="cpu", dtype=torch.float32)

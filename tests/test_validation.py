@@ -29,7 +29,7 @@ from theory.ar import (
     query_features,
     token_matrix,
 )
-from theory.moments import (
+from theory.reference import (
     coordinate_covariance_poly,
     exact_moments_a,
     gaussian_moments,

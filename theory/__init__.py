@@ -13,5 +13,4 @@ Modules, one per paper object (production engines first, then the references):
 - :mod:`theory.kappa`        kappa of Theorem 4.1 (eq. 15) for any family: result, Monte Carlo, dispatcher.
 - :mod:`theory.reference`    reference routes kept apart from production (brute-force Isserlis,
   exact Fraction polynomials, sympy); they check the engines above.
-- :mod:`theory.moments`      old import location of the reference moments (aliases only).
 """

@@ -249,7 +249,9 @@ def _coordinate_weight_moments(family: LDSFamily) -> dict:
 def _quadrature_moments(family: LDSFamily, s: int) -> PopulationMoments:
     """Exact-up-to-rounding moments of a diagonal setting (or b) by the coordinate quadrature."""
     T, d = family.T, family.d
-    lo = 0.0 if family.setting == "asym" else -1.0
+    lo, hi = family.eigenvalue_range          # lambda_i ~ U[lo, hi], the setting's law
+    if hi != 1.0:  # pragma: no cover - every setting draws lambda up to 1 (docs/settings.md)
+        raise ValueError(f"the coordinate quadrature maps [-1, 1] to [lo, 1], got hi={hi}")
 
     def form(X, Y, Z):
         return _feature_moments_multilinear(s, T, X, Y, Z)
