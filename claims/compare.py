@@ -228,13 +228,13 @@ def format_comparison(res: Comparison, verbose: bool = False) -> list[str]:
     out = [f"records: {res.n_before} before, {res.n_after} after; matched "
            f"{len(res.identical) + len(res.within) + len(res.differing)} by "
            f"({', '.join(res.key)})",
-           f"  bit-identical:        {len(res.identical)}"]
+           f"  bit-identical:      {len(res.identical)}"]
     top = res.max_within()
-    line = f"  within rtol {res.rtol:g}: {len(res.within)}"
+    line = f"  {'within rtol ' + format(res.rtol, 'g') + ':':<19} {len(res.within)}"
     if top is not None:
         line += f" (max rel diff {top[0]:.3g} in {_name(top[1])}: {top[2]})"
     out.append(line)
-    out.append(f"  differing:            {len(res.differing)}")
+    out.append(f"  differing:          {len(res.differing)}")
     if verbose:
         out += [f"    identical: {_name(k)}" for k in res.identical]
     for k, items in res.within:

@@ -83,7 +83,7 @@ def test_floats_within_rtol_are_counted_apart_from_bit_identical():
     rel, key, path = res.max_within()
     assert path == "details.per_seed[2]" and 1e-16 < rel < 2e-16
     text = "\n".join(format_comparison(res))
-    assert "within rtol 1e-14: 1 (max rel diff 1.85e-16" in text
+    assert "within rtol 1e-14:  1 (max rel diff 1.85e-16" in text
     assert not compare_reports(before, after, rtol=0.0).ok
 
 
@@ -148,7 +148,7 @@ def test_main_exit_codes(tmp_path, capsys):
     b = _write(tmp_path, "before.json", before)
     assert main([b, _write(tmp_path, "after.json", _after(before))]) == 0
     out = capsys.readouterr().out
-    assert "bit-identical:        5" in out and out.rstrip().endswith("RESULT: MATCH")
+    assert "bit-identical:      5" in out and out.rstrip().endswith("RESULT: MATCH")
 
     changed = _after(before)
     changed["records"][0]["verdict"] = "fails"
