@@ -1,5 +1,9 @@
-"""Project-wide pytest configuration (the claim harness plugin lives in claims/conftest.py).
+"""Project-wide pytest configuration: threads per worker, hypothesis profiles, the claim plugin.
 
+- Loads the claim-harness plugin (claims/plugin.py: ``--profile``, ``--claims-report``,
+  the ``claim`` and ``profile`` fixtures, the claims report) for every run, so that
+  ``pytest --profile paper claims`` and ``pytest claims --profile paper`` both work from
+  the repository root, and ``pytest tests`` is unaffected (no report without records).
 - Caps BLAS/OpenMP/torch threads to one per pytest-xdist worker, so that ``-n auto`` on a
   2-core machine runs two single-threaded workers instead of oversubscribing the cores.
 - Registers the hypothesis profiles: ``ci`` (derandomised, chosen automatically when the
@@ -17,6 +21,8 @@ if _WORKER is not None:
         os.environ[_var] = "1"
 
 from hypothesis import HealthCheck, settings  # noqa: E402
+
+pytest_plugins = ["claims.plugin"]
 
 settings.register_profile(
     "ci", derandomize=True, deadline=None, max_examples=30, print_blob=True,

@@ -14,7 +14,7 @@ import functools
 import numpy as np
 import pytest
 
-from claims.harness import seed_for
+from claims.seeds import seed_for
 from theory.population import beta_from_weights, feature_list, population_moments
 from theory.systems import LDSFamily
 
@@ -24,7 +24,7 @@ TRAIN_NAMESPACE = "ar1-train"
 _F = feature_list(1)
 #: indices into beta for s = 1 (0-based (r, l, m)); "even" = b_2 W[1,1] + b_1 W[2,1] (1-based)
 IDX_VALUE = _F.index((1, 0, 0))   # b_2 W[1,1]: the paper's family (W_V* = e_2 e_2^T)
-IDX_KEY = _F.index((0, 1, 0))     # b_1 W[2,1]: the second family (MATH.md section 4)
+IDX_KEY = _F.index((0, 1, 0))     # b_1 W[2,1]: the second family (docs/math.md section 4)
 IDX_ODD = (_F.index((0, 0, 0)), _F.index((1, 1, 0)))   # b_1 W[1,1], b_2 W[2,1]
 
 
@@ -72,7 +72,7 @@ def moments_for(setting: str, mc_systems: int = MOMENTS_D_SYSTEMS):
 
 
 def coefficients(W_V, W_QK, moments=None) -> dict:
-    """Gauge-invariant coefficients of an AR(1) layer (MATH.md sections 4 and 5).
+    """Gauge-invariant coefficients of an AR(1) layer (docs/math.md sections 4 and 5).
 
     ``even`` = b_2 W[1,1] + b_1 W[2,1] (1-based) is what eq. 15 sets to kappa; ``family``
     says which optimal family the weights sit in ("value": W_V* = e_2 e_2^T as in the

@@ -1,7 +1,7 @@
 """Run profiles for the claim suite: how much compute a check may spend.
 
 ``pytest claims`` runs the ``quick`` profile (what CI runs); ``pytest claims --profile paper``
-runs the paper's protocol (MATH.md section 2).  A claim file never hard-codes a sample
+runs the paper's protocol (docs/math.md section 2).  A claim file never hard-codes a sample
 size, a step count or a number of restarts: it reads them from the :class:`Profile` it gets
 from the ``profile`` fixture, so that one file serves both profiles.
 
@@ -18,8 +18,6 @@ Example
 ('quick', 3, 0.01)
 >>> get_profile("paper").train_steps
 8000
->>> p.replace(mc_systems=10).mc_systems          # a derived profile, e.g. for a unit test
-10
 """
 from __future__ import annotations
 
@@ -28,12 +26,10 @@ from dataclasses import dataclass
 
 __all__ = ["Profile", "QUICK", "PAPER", "PROFILES", "DEFAULT_PROFILE", "get_profile"]
 
-_KNOWN_SETTINGS = ("a", "b", "c", "d", "asym")
-
 
 @dataclass(frozen=True)
 class Profile:
-    """Named numeric knobs read by the claim files.
+    """Named numeric knobs read by the claim files (every knob is read by a claim).
 
     Attributes
     ----------
@@ -42,20 +38,16 @@ class Profile:
     train_steps : optimiser steps per training run of the attention layer
         (paper: 8000).
     train_batch : sequences per optimiser step (paper: 3000 for the AR(1) runs).
-    n_seeds : independent training runs (initialisations) per setting (paper: 3).
-    settings_trained : system settings (``theory.systems.SETTINGS``) that get a trained
-        model; the quick profile keeps all four symmetric settings a-d.
-    mc_systems : random systems drawn for Monte-Carlo estimates over the law of A
-        (e.g. kappa_mc against the exact kappa of Thm 4.1).
+    n_seeds : independent training runs (initialisations) per setting (paper: 3); every
+        profile trains the four symmetric settings a-d.
     mc_trajectories : raw simulated trajectories (one fresh system each) for Monte-Carlo
         estimates that use no exact moment at all (e.g. the independent check of kappa).
-        Products of 4-6 observations are heavy-tailed: at 2e4 trajectories the ratio
-        estimator's z-scores against the exact kappa have mean 0.48 and sd 1.2 (bias and
-        an under-estimated standard error); at 2e5 mean 0.27 and sd 1.07 (240 systems).
+        Products of 4-6 observations are heavy-tailed, so this is large even in the quick
+        profile (see docs/notes.md, section "Raw-trajectory Monte Carlo sizes").
     heldout_sequences : fresh test sequences for held-out comparisons of trained models
         (the same in both profiles, so that a trained run gets the same verdict in each).
     hypothesis_examples : ``max_examples`` of property-based claims
-        (see :func:`claims.harness.claim_settings`).
+        (see :func:`claims.seeds.claim_settings`).
     multistart : random restarts of non-convex minimisations (population-loss optima).
     coef_rel_tol : relative tolerance on fitted/optimal coefficients that the paper
         states (1 %); the same in every profile.
@@ -66,8 +58,6 @@ class Profile:
     train_steps: int
     train_batch: int
     n_seeds: int
-    settings_trained: tuple[str, ...]
-    mc_systems: int
     mc_trajectories: int
     heldout_sequences: int
     hypothesis_examples: int
@@ -82,26 +72,14 @@ class Profile:
                 v = getattr(self, f.name)
                 if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                     raise ValueError(f"Profile.{f.name} must be a positive int, got {v!r}")
-        st = tuple(self.settings_trained)
-        if not st or any(s not in _KNOWN_SETTINGS for s in st) or len(set(st)) != len(st):
-            raise ValueError(
-                f"Profile.settings_trained must be distinct settings from {_KNOWN_SETTINGS}, "
-                f"got {self.settings_trained!r}")
-        object.__setattr__(self, "settings_trained", st)
         tol = self.coef_rel_tol
         if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1:
             raise ValueError(f"Profile.coef_rel_tol must be in (0, 1), got {tol!r}")
         object.__setattr__(self, "coef_rel_tol", float(tol))
 
-    def replace(self, **changes) -> "Profile":
-        """A copy with some knobs changed (validated like the original)."""
-        return dataclasses.replace(self, **changes)
-
     def as_dict(self) -> dict:
         """Plain built-in types only (for the JSON report)."""
-        d = dataclasses.asdict(self)
-        d["settings_trained"] = list(self.settings_trained)
-        return d
+        return dataclasses.asdict(self)
 
 
 #: What CI runs: every claim; about ten minutes on two CPU cores, mostly training (the
@@ -113,8 +91,6 @@ QUICK = Profile(
     train_steps=8000,
     train_batch=3000,
     n_seeds=3,
-    settings_trained=("a", "b", "c", "d"),
-    mc_systems=20_000,
     mc_trajectories=200_000,
     heldout_sequences=20_000,
     hypothesis_examples=20,
@@ -122,15 +98,13 @@ QUICK = Profile(
     coef_rel_tol=0.01,
 )
 
-#: The paper's protocol (MATH.md section 2).
+#: The paper's protocol (docs/math.md section 2).
 PAPER = Profile(
     name="paper",
-    description="the paper's protocol (MATH.md section 2)",
+    description="the paper's protocol (docs/math.md section 2)",
     train_steps=8000,
     train_batch=3000,
     n_seeds=3,
-    settings_trained=("a", "b", "c", "d"),
-    mc_systems=200_000,
     mc_trajectories=2_000_000,
     heldout_sequences=20_000,
     hypothesis_examples=200,

@@ -1,6 +1,6 @@
 r"""Claim ``ar1-optimum``: Theorem 4.1 (eq. 15), the global optimum of the AR(1) layer.
 
-Paper (MATH.md section 4): for s = 1 the population loss L(theta) = E[1/2 (y_hat_T - y_T)^2]
+Paper (docs/math.md section 4): for s = 1 the population loss L(theta) = E[1/2 (y_hat_T - y_T)^2]
 is minimised, up to gauge, by
 
     W_QK* = [[kappa, 0], [0, 0]],  W_V* = [[0, 0], [0, 1]],
@@ -10,12 +10,12 @@ Checks (each with a negative control that is shown to fail):
 
 1. the exact rational kappa equals an independent raw-trajectory Monte Carlo estimate;
 2. theta* is a stationary point: symbolically (sympy, given only the parity zeros of
-   MATH.md section 5) and numerically with the exact population moments;
+   docs/math.md section 5) and numerically with the exact population moments;
 3. theta* is a global minimiser: no beta (hence no theta) has lower population loss, and
    a multi-start optimiser over all 8 weights finds nothing lower;
 4. trained layers (settings a-d) reach kappa in the gauge-invariant coefficient
    b_2 W[1,1] + b_1 W[2,1] (1-based), with the odd coefficients near zero; the report
-   says which optimal family (MATH.md section 4) each run reached.
+   says which optimal family (docs/math.md section 4) each run reached.
 
 The population loss is the exact quadratic 1/2 beta^T M beta - c^T beta + v/2 of
 theory.population; M, c, v are exact up to rounding for settings a, b, c and the
@@ -42,7 +42,7 @@ from claims._ar1 import (
     moments_for,
     trained_ar1,
 )
-from claims.harness import claim_settings, rng_for, seed_for
+from claims.seeds import claim_settings, rng_for, seed_for
 from claims.profiles import PAPER, QUICK
 from theory.ar import ar1_optimal_weights
 from theory.kappa import kappa_exact_a, kappa_mc_trajectories
@@ -56,7 +56,7 @@ from theory.systems import LDSFamily
 
 CLAIM = "ar1-optimum"
 REF = "Thm 4.1, eq. 15"
-Z_TOL = 4.0            # standard errors (issue: "within 4 standard errors")
+Z_TOL = 4.0            # standard errors of the Monte Carlo estimate
 EXACT_REL_TOL = 1e-12  # float64 round-off for quantities computed exactly
 
 
@@ -135,7 +135,7 @@ def test_control_kappa_with_wrong_prefactor_is_rejected(claim, profile):
 
 
 def test_reference_kappa(claim):
-    """kappa at the paper's defaults equals MATH.md's reference value (exact rational)."""
+    """kappa at the paper's defaults equals the reference of docs/math.md section 4 (exact)."""
     ref = 0.2052454015138651
     k = kappa_for("a")["kappa"]
     claim.record(
@@ -319,7 +319,7 @@ def test_trained_layer_reaches_kappa(claim, profile, setting):
 
 @pytest.mark.parametrize("setting", known_failures(KNOWN_ODD_FAILURES))
 def test_trained_layer_has_no_odd_part(claim, profile, setting):
-    """Trained AR(1) layers: the odd features carry < 1 % of the prediction (MATH.md 5)."""
+    """Trained AR(1) layers: the odd features carry < 1 % of the prediction (docs/math.md 5)."""
     kappa, co, details = _trained_summary(setting, profile)
     share = float(np.mean([c["odd_share"] for c in co]))
     claim.record(

@@ -1,6 +1,6 @@
 r"""Claim ``gd-equivalence``: the AR(1) optimum is one gradient step on L_AR(1) (Thm 4.1).
 
-Paper (MATH.md section 4): with theta* the layer predicts
+Paper (docs/math.md section 4): with theta* the layer predicts
 
     y_hat_T = (kappa / n) y_{T-1} sum_{t<=n} y_t y_{t+1} = w_1 y_{T-1},
     w_1 = w_0 - eta grad L_AR(1)(w_0),  w_0 = 0,  eta = kappa,
@@ -33,7 +33,7 @@ from claims._ar1 import (
     known_failures,
     trained_ar1,
 )
-from claims.harness import claim_settings, rng_for, seed_for
+from claims.seeds import claim_settings, rng_for, seed_for
 from models.attention import LinearSelfAttention
 from theory.ar import ar1_optimal_weights, gd, predict_ar
 from theory.kappa import kappa_exact_a
@@ -41,7 +41,7 @@ from theory.systems import LDSFamily
 
 CLAIM = "gd-equivalence"
 REF = "Thm 4.1 (one GD step, eta = kappa)"
-EXACT_REL_TOL = 1e-12   # float64 round-off (issue: "float64, 1e-12 relative")
+EXACT_REL_TOL = 1e-12   # float64 round-off of an exact identity, relative
 #: Trained layers: RMS prediction gap to GD(eta = kappa) as a fraction of std(y_T).  The
 #: paper's 1 % (stated for the coefficient) applied to the prediction, in units of the
 #: target's spread.

@@ -1,23 +1,30 @@
-"""Tests of the claim harness (claims/harness.py, claims/profiles.py, claims/conftest.py).
+"""Tests of the claim harness (claims/records.py, collect.py, report.py, seeds.py,
+profiles.py, plugin.py; claims/compare.py in tests/test_compare.py).
 
 Unit tests call the functions directly; the plugin tests build a throwaway project with
-``pytester`` whose conftest is a verbatim copy of claims/conftest.py, run it serially and
-with ``-n 2``, and read the table and the report files it produces.
+``pytester`` that loads the real plugin as the repository's root conftest.py does
+(``pytest_plugins = ["claims.plugin"]``, or ``-p claims.plugin``), run it serially and
+with ``-n 2``, and read the table and the report files it produces.  One test runs
+pytest from the repository root with ``--profile`` before the path.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from claims import harness
-from claims.harness import (ClaimRecorder, compare, format_value, make_record, rng_for,
-                            seed_for, to_builtin)
+from claims import harness, report
 from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
+from claims.records import (ClaimRecorder, Record, compare, format_value, make_record,
+                            records_from_user_properties, to_builtin)
+from claims.seeds import claim_settings, rng_for, seed_for
 
 pytest_plugins = ["pytester"]
 
@@ -66,7 +73,7 @@ def test_nan_measured_fails_and_check_raises_even_for_a_control():
                         tolerance=1.0, comparator="abs<=", expect=expect)
         assert r["verdict"] == "fails" and "NaN" in r["note"]
         with pytest.raises(AssertionError, match="NaN"):
-            harness.Record(r).check()
+            Record(r).check()
 
 
 def test_record_check_messages():
@@ -89,7 +96,7 @@ def test_record_check_messages():
         ctl.check()
     assert rec.record(claim="c", paper_ref="eq. 1", metric="err", measured=5, tolerance=1,
                       comparator="<=", expect="fails").check().verdict == "fails"
-    props = harness.records_from_user_properties(item.user_properties)
+    props = records_from_user_properties(item.user_properties)
     assert [p["order"] for p in props] == [0, 1, 2, 3]
     assert {p["test"] for p in props} == {"t.py::test"} and props[0]["profile"] == "quick"
 
@@ -127,30 +134,36 @@ def test_profiles():
     assert set(PROFILES) == {"quick", "paper"}
     assert PAPER.train_steps == 8000 and PAPER.train_batch == 3000 and PAPER.n_seeds == 3
     assert QUICK.coef_rel_tol == PAPER.coef_rel_tol == 0.01
-    for f in ("train_steps", "train_batch", "n_seeds", "mc_systems", "mc_trajectories",
-              "heldout_sequences", "hypothesis_examples", "multistart"):
+    knobs = ("train_steps", "train_batch", "n_seeds", "mc_trajectories",
+             "heldout_sequences", "hypothesis_examples", "multistart")
+    for f in knobs:
         assert getattr(QUICK, f) <= getattr(PAPER, f), f
+    # every knob is read by a claim: no advertised knob that nothing uses
+    assert {f.name for f in dataclasses.fields(Profile)} == \
+        {"name", "description", "coef_rel_tol", *knobs}
     with pytest.raises(ValueError, match="unknown claims profile 'bogus'"):
         get_profile("bogus")
     with pytest.raises(ValueError):
-        QUICK.replace(n_seeds=0)
+        dataclasses.replace(QUICK, n_seeds=0)
     with pytest.raises(ValueError):
-        QUICK.replace(settings_trained=("z",))
+        dataclasses.replace(QUICK, multistart=True)
     with pytest.raises(ValueError):
-        QUICK.replace(coef_rel_tol=2.0)
+        dataclasses.replace(QUICK, coef_rel_tol=2.0)
+    assert dataclasses.replace(QUICK, multistart=2).multistart == 2
     with pytest.raises(Exception):  # frozen
         QUICK.n_seeds = 5  # type: ignore[misc]
     assert json.dumps(PAPER.as_dict())
+    assert PAPER.as_dict() == dataclasses.asdict(PAPER)
 
 
 def test_claim_settings(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
-    s = harness.claim_settings(PAPER)
+    s = claim_settings(PAPER)
     assert s.max_examples == 200 and s.deadline is None and s.derandomize is False
     monkeypatch.setenv("CI", "1")
-    assert harness.claim_settings(QUICK).derandomize is True
+    assert claim_settings(QUICK).derandomize is True
     with pytest.raises(TypeError):
-        harness.claim_settings()   # the profile is always passed in: no global state
+        claim_settings()   # the profile is always passed in: no global state
 
 
 def test_write_reports_atomic_and_strict_json(tmp_path):
@@ -160,7 +173,7 @@ def test_write_reports_atomic_and_strict_json(tmp_path):
                         tolerance=1, comparator=">=")]
     for i, r in enumerate(recs):
         r.update(test=f"t::{i}", order=0, outcome="passed")
-    j, m = harness.write_reports(recs, tmp_path / "out", QUICK.as_dict())
+    j, m = report.write_reports(recs, tmp_path / "out", QUICK.as_dict())
     data = json.loads(j.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
     assert [r["claim"] for r in data["records"]] == ["a", "b"]
     assert data["records"][0]["measured"] == "Infinity" and data["records"][1]["measured"] == "NaN"
@@ -177,7 +190,7 @@ def test_summary_line_wording():
                         comparator="<=", expect=expect)
         r["outcome"] = outcome
         recs.append(r)
-    lines = harness.summary_lines(harness.summarize(recs))
+    lines = report.summary_lines(report.summarize(recs))
     assert lines["ar1-optimum"] == ("ar1-optimum: 10 checks, 7 hold, 2 negative controls "
                                     "fail as expected, 1 not reproduced (xfail)")
     assert lines["total"].endswith("all as expected")
@@ -189,7 +202,7 @@ DEMO = '''
 import numpy as np
 import pytest
 
-from claims.harness import seed_for
+from claims.seeds import seed_for
 
 
 def test_holds(claim):
@@ -239,6 +252,26 @@ def test_cond_xfail(claim):
                  comparator="<=").check()
 
 
+@pytest.mark.xfail(1 + 1 == 2, reason="condition true", strict=True)
+@pytest.mark.xfail(False, reason="condition false", strict=True)   # evaluated first
+def test_cond_xpass(claim):
+    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+                 comparator="<=").check()
+
+
+@pytest.mark.xfail("1 + 1 == 2", strict=True)
+def test_str_cond_xpass(claim):
+    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+                 comparator="<=").check()
+
+
+@pytest.mark.xfail(raises=ValueError, strict=True, reason="only a ValueError is expected")
+def test_other_error(claim):
+    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+                 comparator="<=").check()
+    raise TypeError("not the expected error")
+
+
 def test_plain(profile):
     assert profile.name in ("quick", "paper")
 '''
@@ -246,7 +279,8 @@ def test_plain(profile):
 EXPECTED = {  # test name -> outcome of its records
     "test_holds": "passed", "test_control": "passed", "test_unexpected": "failed",
     "test_known": "xfailed", "test_nan": "passed", "test_unchecked": "error",
-    "test_xpass": "failed", "test_cond_xfail": "passed",
+    "test_xpass": "failed", "test_cond_xfail": "passed", "test_cond_xpass": "failed",
+    "test_str_cond_xpass": "failed", "test_other_error": "failed",
 }
 
 
@@ -257,7 +291,7 @@ def project(pytester, monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makeini("[pytest]\naddopts = --strict-markers -p no:cacheprovider\n"
                      "xfail_strict = true\nfilterwarnings =\n    error\n")
-    pytester.makeconftest((REPO / "claims" / "conftest.py").read_text(encoding="utf-8"))
+    pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')  # as the root conftest.py
     pytester.makepyfile(test_demo=DEMO)
     return pytester
 
@@ -271,7 +305,7 @@ def _load(path: Path) -> dict:
 
 def _check_report(result, pytester, profile="quick"):
     # test_unchecked passes its call phase and errors at teardown
-    result.assert_outcomes(passed=6, failed=2, xfailed=1, errors=1)
+    result.assert_outcomes(passed=6, failed=5, xfailed=1, errors=1)
     out = result.stdout.str()
     assert f"claims (profile {profile})" in out
     result.stdout.fnmatch_lines([
@@ -283,10 +317,10 @@ def _check_report(result, pytester, profile="quick"):
         "*beta: 3 checks, 1 not reproduced (xfail), 2 UNEXPECTED verdict, 1 in FAILING tests",
         "*xfail test_known: paper's 0.93 does not reproduce",
         "*note  test_nan: measured is NaN*",
-        "*delta: 2 checks, 2 hold, 1 in FAILING tests",
+        "*delta: 5 checks, 5 hold, 4 in FAILING tests",
         "*note  test_xpass: XPASS(strict)*",
         "*gamma: 1 check, 1 holds, 1 in FAILING tests",
-        "4 claims, 8 checks*NEEDS ATTENTION",
+        "4 claims, 11 checks*NEEDS ATTENTION",
     ])
     data = _load(pytester.path / "reports" / "claims.json")
     assert {"records", "profile", "generated", "summary"} <= set(data)
@@ -297,13 +331,19 @@ def _check_report(result, pytester, profile="quick"):
     assert [(r["claim"], r["test"]) for r in recs] == sorted((r["claim"], r["test"]) for r in recs)
     by = {r["test"]: r for r in recs}
     assert by["test_holds"]["measured"] == 0.5 and by["test_holds"]["details"] == {
-        "arr": [0, 1, 2], "seed": harness.seed_for("alpha")}
+        "arr": [0, 1, 2], "seed": seed_for("alpha")}
     assert by["test_known"]["verdict"] == "fails"
     assert by["test_known"]["xfail_reason"] == "paper's 0.93 does not reproduce"
     assert by["test_nan"]["measured"] == "NaN" and by["test_nan"]["verdict"] == "fails"
     assert by["test_xpass"]["xfail_reason"] == "thought not to reproduce"
     assert "XPASS(strict)" in by["test_xpass"]["note"]
     assert by["test_cond_xfail"]["xfail_reason"] is None
+    assert by["test_cond_xpass"]["xfail_reason"] == "condition true"
+    assert by["test_str_cond_xpass"]["xfail_reason"] == "condition: 1 + 1 == 2"
+    for name in ("test_cond_xpass", "test_str_cond_xpass"):
+        assert "XPASS(strict)" in by[name]["note"]
+    assert by["test_other_error"]["xfail_reason"] is None
+    assert by["test_other_error"]["note"] is None
     assert by["test_holds"]["xfail_reason"] is None and by["test_holds"]["note"] is None
     assert all(r["profile"] == profile for r in recs)
     assert data["summary"]["claims"]["alpha"]["ok"] is True
@@ -337,9 +377,34 @@ def test_plugin_options(project):
 
 
 def test_plugin_silent_without_records(pytester):
-    pytester.makeconftest((REPO / "claims" / "conftest.py").read_text(encoding="utf-8"))
-    pytester.makepyfile("def test_a(profile):\n    assert profile.name == 'quick'\n")
-    result = pytester.runpytest()
+    pytester.makepyfile("def test_a(profile):\n    assert profile.name == 'paper'\n")
+    result = pytester.runpytest("-p", "claims.plugin", "--profile", "paper")
     result.assert_outcomes(passed=1)
     assert "claims (profile" not in result.stdout.str()
     assert not (pytester.path / "reports").exists()
+
+
+@pytest.mark.parametrize("args", [["--profile", "paper", "claims"],
+                                  ["claims", "--profile", "paper"]],
+                         ids=["option-first", "path-first"])
+def test_profile_option_from_the_repository_root(args, tmp_path):
+    """The root conftest.py loads the plugin early enough for ``--profile`` anywhere."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, "--collect-only", "-q", "-p", "no:cacheprovider",
+         "--claims-report", str(tmp_path / "reports")],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "test_training_run" in proc.stdout
+    assert not (tmp_path / "reports").exists()     # nothing recorded, no report
+
+
+def test_facade_reexports_the_modules():
+    from claims import collect, records, seeds
+    assert harness.seed_for is seeds.seed_for and harness.ClaimRecorder is records.ClaimRecorder
+    assert harness.RecordCollector is collect.RecordCollector
+    assert harness.write_reports is report.write_reports
+    assert all(hasattr(harness, name) for name in harness.__all__)

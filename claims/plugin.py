@@ -1,11 +1,11 @@
-"""The claim-harness pytest plugin (active whenever claims/ is collected).
+"""The claim-harness pytest plugin: options, the ``claim`` and ``profile`` fixtures, the report.
 
-Run it as ``pytest claims`` (serial) or ``pytest claims -n auto`` (pytest-xdist), from the
-repository root.  It adds:
+The root conftest.py loads it (``pytest_plugins = ["claims.plugin"]``), so it is active
+in every run from the repository: ``pytest claims`` (serial), ``pytest claims -n auto``
+(pytest-xdist), ``pytest claims --profile paper`` and ``pytest --profile paper claims``
+alike.  A project without that conftest loads it with ``-p claims.plugin``.  It adds:
 
-Options (registered here, so the ``claims`` path must be on the command line --
-``pytest claims --profile paper``; a bare ``pytest --profile paper`` does not load this
-file early enough and argparse rejects the option)
+Options (always registered; ``pytest tests`` accepts them and ignores them)
 
     ``--profile {quick,paper}``  compute budget of the checks (default ``quick``, what CI
                                  runs; see claims/profiles.py).  Any other name is a usage
@@ -18,7 +18,7 @@ file early enough and argparse rejects the option)
 Fixtures
 
     ``profile``  the :class:`claims.profiles.Profile` of this run (session scope).
-    ``claim``    a :class:`claims.harness.ClaimRecorder` bound to the current test;
+    ``claim``    a :class:`claims.records.ClaimRecorder` bound to the current test;
                  ``claim.record(...)`` returns a ``Record`` whose ``.check()`` asserts the
                  expected verdict.  A test that passes without calling ``.check()`` on
                  every record it made gets an error at teardown.
@@ -26,14 +26,16 @@ Fixtures
 Report
     At the end of the session the controller process (never an xdist worker) prints a
     table grouped by claim, with a summary line per claim, and writes the two report
-    files atomically -- only if at least one record was collected.
+    files atomically -- only if at least one record was collected (so a run of
+    ``pytest tests`` writes nothing).  The outcome of each record's test is read from
+    the report attributes (claims/collect.py).
 
 Example claim file::
 
-    from claims.harness import rng_for
+    from claims.seeds import rng_for
 
     def test_mean_is_zero(claim, profile):
-        x = rng_for("demo", "mean").standard_normal(profile.mc_systems)
+        x = rng_for("demo", "mean").standard_normal(profile.mc_trajectories)
         claim.record(claim="demo", paper_ref="eq. 1", setting="a",
                      metric="|mean| * sqrt(n)", measured=abs(x.mean()) * len(x) ** 0.5,
                      tolerance=4.0, comparator="<=").check()
@@ -44,20 +46,22 @@ from pathlib import Path
 
 import pytest
 
-from claims import harness
+from claims.collect import RecordCollector, mark_strict_xpass
 from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
+from claims.records import ClaimRecorder
+from claims.report import render_terminal, write_reports
 
 _PLUGIN_NAME = "claims-harness"
 _PLUGIN_KEY = pytest.StashKey["ClaimsPlugin"]()
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup("claims", "claim harness (claims/conftest.py)")
+    group = parser.getgroup("claims", "claim harness (claims/plugin.py)")
     group.addoption(
         "--profile", dest="claims_profile", default=DEFAULT_PROFILE,
         choices=list(PROFILES), metavar="{" + ",".join(PROFILES) + "}",
         help=f"compute profile of the claim checks (default: {DEFAULT_PROFILE}; "
-             "'paper' follows the paper's protocol, MATH.md section 2)")
+             "'paper' follows the paper's protocol, docs/math.md section 2)")
     group.addoption(
         "--claims-report", dest="claims_report", default=None, metavar="DIR",
         help="folder for claims.json and claims.md (default: <rootdir>/reports; a relative "
@@ -74,7 +78,7 @@ class ClaimsPlugin:
         except ValueError as exc:  # only reachable if the option was set programmatically
             raise pytest.UsageError(f"--profile: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
-        self.collector = harness.RecordCollector()
+        self.collector = RecordCollector()
         self.call_passed: dict[str, bool] = {}
         self.records: list[dict] = []
         self.written: tuple[Path, ...] = ()
@@ -90,6 +94,12 @@ class ClaimsPlugin:
     def pytest_report_header(self, config):
         return f"claims profile: {self.profile.name} ({self.profile.description})"
 
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        # outermost wrapper: runs after pytest's xfail handling has settled the report
+        outcome = yield
+        mark_strict_xpass(item, call, outcome.get_result())
+
     def pytest_runtest_logreport(self, report):
         if report.when == "call":
             self.call_passed[report.nodeid] = bool(report.passed)
@@ -103,8 +113,8 @@ class ClaimsPlugin:
         if not self.records:
             return
         try:
-            self.written = harness.write_reports(self.records, self.report_dir(),
-                                                 self.profile.as_dict())
+            self.written = write_reports(self.records, self.report_dir(),
+                                         self.profile.as_dict())
         except OSError as exc:
             self.write_error = f"could not write the claims report: {exc}"
 
@@ -113,7 +123,7 @@ class ClaimsPlugin:
             return
         tr = terminalreporter
         tr.write_sep("=", f"claims (profile {self.profile.name})")
-        for line in harness.render_terminal(self.records):
+        for line in render_terminal(self.records):
             tr.write_line(line)
         for p in self.written:
             tr.write_line(f"report: {p}")
@@ -142,8 +152,8 @@ def profile(pytestconfig) -> Profile:
 
 @pytest.fixture
 def claim(request, profile):
-    """A :class:`~claims.harness.ClaimRecorder` bound to this test (see module doc)."""
-    recorder = harness.ClaimRecorder(request.node, profile.name)
+    """A :class:`~claims.records.ClaimRecorder` bound to this test (see module doc)."""
+    recorder = ClaimRecorder(request.node, profile.name)
     yield recorder
     plugin = request.config.stash[_PLUGIN_KEY]
     if plugin.call_passed.pop(request.node.nodeid, False) and recorder.unchecked():

@@ -1,0 +1,185 @@
+"""Tests of ``python -m claims.compare`` (claims/compare.py) on small synthetic reports."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from claims.compare import compare_reports, format_comparison, function_name, main
+from claims.profiles import QUICK
+from claims.records import make_record
+from claims.report import report_payload
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _rec(test, order=0, **kw):
+    args = dict(claim="ar1-optimum", paper_ref="Thm 4.1", metric="err", measured=0.1,
+                tolerance=1e-12, comparator="<=", setting="a")
+    args.update(kw)
+    r = make_record(**args)
+    r.update(test=test, order=order, profile="quick", outcome="passed")
+    return r
+
+
+def _report():
+    """A report as the plugin writes it, with the removed profile knobs still in it."""
+    recs = [
+        _rec("claims/test_a.py::test_exact", measured=3, tolerance=3, comparator="==",
+             details={"exact": "2052/9999", "kappa": 0.2052454015138651}),
+        _rec("claims/test_a.py::test_float[a]", measured=1.1e-16,
+             details={"per_seed": [0.1, 0.2, 0.30000000000000004], "elapsed": 1.5}),
+        _rec("claims/test_a.py::test_float[b]", setting="b", measured=2.5e-13),
+        # two parametrizations recording the same (claim, setting, metric): matched in order
+        _rec("claims/test_a.py::test_sym[control]", setting="symbolic", metric="nonzero",
+             measured=4, tolerance=0, comparator="==", expect="fails"),
+        _rec("claims/test_a.py::test_sym[holds]", setting="symbolic", metric="nonzero",
+             measured=0, tolerance=0, comparator="=="),
+    ]
+    profile = dict(QUICK.as_dict(), mc_systems=20_000, settings_trained=["a", "b", "c", "d"])
+    return json.loads(json.dumps(report_payload(recs, profile, "2026-01-01T00:00:00+00:00")))
+
+
+def _after(before):
+    """The same run after a refactoring: new node ids and timestamp, knobs removed."""
+    after = copy.deepcopy(before)
+    after["generated"] = "2026-02-02T00:00:00+00:00"
+    del after["profile"]["mc_systems"], after["profile"]["settings_trained"]
+    for r in after["records"]:
+        r["test"] = r["test"].replace("claims/test_a.py", "claims/test_b.py").replace(
+            "[a]", "[setting=a]")
+    return after
+
+
+def test_function_name():
+    assert function_name("claims/x.py::test_f[a-1]") == "test_f"
+    assert function_name("x.py::Cls::test_g") == "test_g" and function_name(None) is None
+
+
+def test_identical_apart_from_ignored_keys():
+    before = _report()
+    res = compare_reports(before, _after(before))
+    assert res.ok and len(res.identical) == 5 and not res.within and not res.differing
+    assert "RESULT: MATCH" in format_comparison(res)[-1]
+    # the knobs are ignored only because they are named
+    res = compare_reports(before, _after(before), ignore_profile_keys=())
+    assert not res.ok and {p for p, *_ in res.report_diffs} == {
+        "profile.mc_systems", "profile.settings_trained"}
+
+
+def test_floats_within_rtol_are_counted_apart_from_bit_identical():
+    before = _report()
+    after = _after(before)
+    r = after["records"][1]
+    assert r["details"]["per_seed"][2] == 0.30000000000000004
+    r["details"]["per_seed"][2] = 0.3                      # 1 ulp: rel 1.85e-16
+    res = compare_reports(before, after)
+    assert res.ok and len(res.identical) == 4 and len(res.within) == 1
+    rel, key, path = res.max_within()
+    assert path == "details.per_seed[2]" and 1e-16 < rel < 2e-16
+    text = "\n".join(format_comparison(res))
+    assert "within rtol 1e-14:  1 (max rel diff 1.85e-16" in text
+    assert not compare_reports(before, after, rtol=0.0).ok
+
+
+@pytest.mark.parametrize("change, path", [
+    (lambda a: a["records"][2].update(measured=2.5e-13 * (1 + 1e-12)), "measured"),
+    (lambda a: a["records"][0].update(measured=3.0), "measured"),            # int -> float
+    (lambda a: a["records"][0]["details"].update(exact="2052/9998"), "details.exact"),
+    (lambda a: a["records"][3].update(verdict="holds"), "verdict"),
+    (lambda a: a["records"][3].update(expect="holds"), "expect"),
+    (lambda a: a["records"][4].update(outcome="xfailed"), "outcome"),
+    (lambda a: a["records"][1]["details"]["per_seed"].pop(), "details.per_seed (length)"),
+    (lambda a: a["records"][1].pop("note"), "note"),
+])
+def test_differences_fail(change, path):
+    before = _report()
+    after = _after(before)
+    change(after)
+    res = compare_reports(before, after)
+    assert not res.ok and len(res.differing) == 1
+    assert path in [p for p, *_ in res.differing[0][1]]
+    text = "\n".join(format_comparison(res))
+    assert "DIFFERS" in text and text.endswith("RESULT: DIFFERENT")
+
+
+def test_unmatched_records_and_summary_fail():
+    before = _report()
+    after = _after(before)
+    after["records"][2]["metric"] = "renamed"
+    res = compare_reports(before, after)
+    assert not res.ok and len(res.only_before) == 1 and len(res.only_after) == 1
+    assert "unmatched: 1 only in BEFORE, 1 only in AFTER" in format_comparison(res)
+    after = _after(before)
+    dropped = after["records"].pop()                      # test_sym[holds]
+    after = dict(after, summary=report_payload(after["records"], None)["summary"])
+    res = compare_reports(before, after)
+    assert not res.ok and len(res.only_before) == 1 and not res.only_after
+    assert dropped["expect"] == "holds" and res.identical.count(res.only_before[0][:-1]) == 1
+    assert {"summary.total.checks", "summary.total.hold"} <= {p for p, *_ in res.report_diffs}
+
+
+def test_ignore_keys_option_and_key_fields(tmp_path):
+    before = _report()
+    after = _after(before)
+    after["records"][1]["details"]["elapsed"] = 9.9
+    res = compare_reports(before, after)
+    assert [p for p, *_ in res.differing[0][1]] == ["details.elapsed"]
+    assert compare_reports(before, after,
+                           ignore_keys=("generated", "test", "elapsed")).ok
+    # matching on the node id instead: the renamed ids no longer match
+    res = compare_reports(before, after, key=("test",), ignore_keys=("generated", "elapsed"))
+    assert len(res.only_before) == 5
+
+
+def _write(tmp_path, name, data):
+    p = tmp_path / name
+    p.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return str(p)
+
+
+def test_main_exit_codes(tmp_path, capsys):
+    before = _report()
+    b = _write(tmp_path, "before.json", before)
+    assert main([b, _write(tmp_path, "after.json", _after(before))]) == 0
+    out = capsys.readouterr().out
+    assert "bit-identical:      5" in out and out.rstrip().endswith("RESULT: MATCH")
+
+    changed = _after(before)
+    changed["records"][0]["verdict"] = "fails"
+    assert main([b, _write(tmp_path, "changed.json", changed)]) == 1
+    assert "verdict: 'holds' -> 'fails'" in capsys.readouterr().out
+
+    after = _after(before)
+    after["records"][1]["details"]["elapsed"] = 2.0
+    a = _write(tmp_path, "timed.json", after)
+    assert main([b, a]) == 1
+    assert main([b, a, "--ignore-keys", "generated,test,elapsed"]) == 0
+    capsys.readouterr()
+
+    for bad, problem in [(_write(tmp_path, "x.json", "{not json"), "not JSON"),
+                         (_write(tmp_path, "y.json", {"records": {}}), "not a claims report"),
+                         (_write(tmp_path, "z.json", {"records": [{"claim": "c"}]}),
+                          "records[0] has no 'metric'"),
+                         (str(tmp_path / "missing.json"), "cannot read")]:
+        assert main([b, bad]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and problem in err and bad in err
+    assert main([b, b, "--rtol", "-1"]) == 2
+    capsys.readouterr()
+
+
+def test_module_runs_as_a_script(tmp_path):
+    before = _report()
+    b = _write(tmp_path, "before.json", before)
+    a = _write(tmp_path, "after.json", _after(before))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.run([sys.executable, "-m", "claims.compare", b, a], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "RESULT: MATCH" in proc.stdout, proc.stdout + proc.stderr
