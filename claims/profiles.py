@@ -43,7 +43,7 @@ class Profile:
     mc_trajectories : raw simulated trajectories (one fresh system each) for Monte-Carlo
         estimates that use no exact moment at all (e.g. the independent check of kappa).
         Products of 4-6 observations are heavy-tailed, so this is large even in the quick
-        profile (see docs/notes.md, section "Raw-trajectory Monte Carlo sizes").
+        profile (see docs/notes.md, section "Raw-trajectory Monte Carlo: heavy tails").
     heldout_sequences : fresh test sequences for held-out comparisons of trained models
         (the same in both profiles, so that a trained run gets the same verdict in each).
     hypothesis_examples : ``max_examples`` of property-based claims
