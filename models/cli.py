@@ -1,4 +1,4 @@
-"""Command line: ``ldsicl kappa`` and ``ldsicl train`` (also ``python -m models.cli``).
+"""Command line: ``ldsicl kappa``, ``ldsicl train`` and ``ldsicl cache list|clear`` (also ``python -m models.cli``).
 
 Examples::
 
@@ -6,6 +6,12 @@ Examples::
     ldsicl kappa --setting b --mc-systems 200000 --seed 0
     ldsicl train --setting a --s 1 --steps 8000 --batch 3000 --seed 0 --device auto
     ldsicl train --setting a --steps 200 --batch 256 --no-cache --json --out run.json
+    ldsicl cache list                 # one line per cached run; "current" or "stale" code
+    ldsicl cache list --json
+    ldsicl cache clear --stale-only   # remove entries trained by other code (or another torch)
+
+``cache`` and ``train`` use ``--cache-dir``, else ``$LDSICL_CACHE_DIR``, else
+``<repo>/.cache/ldsicl`` (models/cache.py explains the key and what "stale" means).
 
 Standard deviations are read as exact decimals ("0.1" is 1/10, its variance 1/100;
 "1/10" is accepted too), so the exact method computes kappa for exactly the numbers
@@ -96,7 +102,7 @@ def _add_family_args(p):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="ldsicl", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", metavar="{kappa,train}", parser_class=_ArgumentParser)
+    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,cache}", parser_class=_ArgumentParser)
     sub.required = True
 
     pk = sub.add_parser("kappa", help="kappa of Theorem 4.1 (AR(1) optimum)",
@@ -137,6 +143,27 @@ def build_parser() -> argparse.ArgumentParser:
     pr = pt.add_mutually_exclusive_group()
     pr.add_argument("--progress", dest="progress", action="store_const", const=True, default=None)
     pr.add_argument("--no-progress", dest="progress", action="store_const", const=False)
+
+    pc = sub.add_parser("cache", help="list or remove cached trained weights",
+                        description="The weight cache: entries keyed by the configuration and a "
+                                    "fingerprint of the training code, torch version, device type "
+                                    "and dtype.")
+    csub = pc.add_subparsers(dest="action", metavar="{list,clear}", parser_class=_ArgumentParser)
+    csub.required = True
+    cache_dir_help = "weight cache directory (default $LDSICL_CACHE_DIR or <repo>/.cache/ldsicl)"
+    pl = csub.add_parser("list", help="one line per entry",
+                         description="One line per entry: key, setting, s, steps, batch, seed, "
+                                     "created (UTC), size in bytes, and whether it was trained by "
+                                     "the current code (current), other code or torch (stale), "
+                                     "or cannot be read (corrupt).")
+    pl.add_argument("--cache-dir", default=None, help=cache_dir_help)
+    pl.add_argument("--json", action="store_true", help="print one JSON list of entries")
+    pcl = csub.add_parser("clear", help="remove entries",
+                          description="Remove cache entries (and their free lock files); "
+                                      "other files in the folder are left alone.")
+    pcl.add_argument("--cache-dir", default=None, help=cache_dir_help)
+    pcl.add_argument("--stale-only", action="store_true",
+                     help="remove only entries that are not current (stale or corrupt)")
     return parser
 
 
@@ -215,7 +242,7 @@ def _run_train(args, parser) -> int:
         resolve_device(args.device)
         cached = None
         if not args.no_cache:
-            cached = load_cached(config, args.cache_dir)
+            cached = load_cached(config, args.cache_dir, device=args.device)
     except ValueError as exc:
         _value_error(parser, exc)
     try:
@@ -223,7 +250,8 @@ def _run_train(args, parser) -> int:
             result = train(config, device=args.device, progress=args.progress)
         elif cached is not None:
             result = cached
-            print(f"loaded from cache: {cache_path(config, args.cache_dir)}", file=sys.stderr)
+            print(f"loaded from cache: {cache_path(config, args.cache_dir, device=args.device)}",
+                  file=sys.stderr)
         else:
             result = train_cached(config, cache_dir=args.cache_dir, device=args.device,
                                   progress=args.progress)
@@ -253,6 +281,48 @@ def _run_train(args, parser) -> int:
     return 0
 
 
+def _format_entry(e: dict) -> str:
+    import datetime
+
+    created = "-"
+    if e["created"] is not None:
+        created = datetime.datetime.fromtimestamp(e["created"], datetime.timezone.utc)
+        created = created.strftime("%Y-%m-%dT%H:%M:%SZ")
+    show = lambda v: "-" if v is None else str(v)  # noqa: E731
+    return (f"{e['key'][:12]}  setting={show(e['setting'])} s={show(e['s'])} steps={show(e['steps'])} "
+            f"batch={show(e['batch'])} seed={show(e['seed'])} created={created} size={e['size']} "
+            f"{e['status']}")
+
+
+def _run_cache(args, parser) -> int:
+    from .cache import clear, list_entries, resolve_cache_dir
+
+    try:
+        folder = resolve_cache_dir(args.cache_dir)
+        if args.action == "list":
+            entries = list_entries(args.cache_dir)
+        else:
+            removed = clear(args.cache_dir, stale_only=args.stale_only)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    except OSError as exc:
+        print(f"ldsicl cache: error: {exc}", file=sys.stderr)
+        return 1
+    if args.action == "clear":
+        what = "stale " if args.stale_only else ""
+        print(f"removed {removed} {what}entr{'y' if removed == 1 else 'ies'} from {folder}")
+        return 0
+    if args.json:
+        print(json.dumps(entries))
+        return 0
+    for e in entries:
+        print(_format_entry(e))
+    counts = {k: sum(e["status"] == k for e in entries) for k in ("current", "stale", "corrupt")}
+    print(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} in {folder} ("
+          + ", ".join(f"{n} {k}" for k, n in counts.items()) + ")", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of ``ldsicl``; returns the exit status (2 for a bad argument)."""
     parser = build_parser()
@@ -261,6 +331,8 @@ def main(argv=None) -> int:
         sub = parser._subparsers._group_actions[0].choices[args.command]
         if args.command == "kappa":
             return _run_kappa(args, sub)
+        if args.command == "cache":
+            return _run_cache(args, sub._subparsers._group_actions[0].choices[args.action])
         return _run_train(args, sub)
     except _UsageError:
         return 2

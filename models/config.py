@@ -1,8 +1,10 @@
 """Training configuration: TrainConfig, its cache key, the learning-rate schedule and the random-stream seeds.
 
-A :class:`TrainConfig` is everything that determines a training run (not the device);
-:meth:`TrainConfig.key` names its cached weights, so the key layout is part of the
-cache format (``KEY_FORMAT``).
+A :class:`TrainConfig` is everything in a run's *settings* that determines it (not the
+device); :meth:`TrainConfig.key` is the configuration part of the weight-cache key, so
+its layout is part of the cache format (``KEY_FORMAT``).  The cache key adds a
+fingerprint of the training code, torch version, device type and dtype
+(models/fingerprint.py, models/cache.py).
 
 Choices the paper leaves open, fixed here (defaults of :class:`TrainConfig`, all part
 of the key):

@@ -1,7 +1,6 @@
-"""models.cli: ``ldsicl kappa`` / ``ldsicl train`` in-process (main(argv)) and as a process."""
+"""models.cli: ``ldsicl kappa`` / ``ldsicl train`` / ``ldsicl cache`` in-process (main(argv)) and as a process."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -18,9 +17,6 @@ from models.trainer import TrainConfig, TrainResult
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_KAPPA = 0.2052454015138651  # docs/math.md section 4, setting (a) defaults
-
-needs_kappa = pytest.mark.skipif(importlib.util.find_spec("theory.kappa") is None,
-                                 reason="theory.kappa (kappa of Theorem 4.1) is not written yet")
 
 KAPPA_ARGS = ["kappa", "--setting", "a", "--T", "30", "--d", "5", "--sigma-w", "0.1",
               "--sigma-v", "0.1", "--json"]
@@ -42,7 +38,6 @@ def _check_kappa_json(text):
     return out
 
 
-@needs_kappa
 def test_kappa_json_in_process(capsys):
     assert main(KAPPA_ARGS) == 0
     captured = capsys.readouterr()
@@ -50,14 +45,12 @@ def test_kappa_json_in_process(capsys):
     assert captured.err == ""
 
 
-@needs_kappa
 def test_kappa_json_subprocess():
     proc = _run(*KAPPA_ARGS)
     assert proc.returncode == 0, proc.stderr
     _check_kappa_json(proc.stdout)
 
 
-@needs_kappa
 def test_kappa_text_output_and_exact_decimals(capsys):
     assert main(["kappa"]) == 0  # defaults are the paper's
     out = capsys.readouterr().out
@@ -69,7 +62,6 @@ def test_kappa_text_output_and_exact_decimals(capsys):
     assert json.loads(capsys.readouterr().out)["exact"] is not None
 
 
-@needs_kappa
 def test_kappa_non_decimal_rational_is_exact(capsys):
     """--sigma-w 1/3 goes to the exact engine as 1/3, not as the float 0.333..."""
     from theory.kappa import kappa_exact_a
@@ -78,7 +70,6 @@ def test_kappa_non_decimal_rational_is_exact(capsys):
     assert Fraction(out["exact"]) == kappa_exact_a(6, 5, Fraction(1, 9), Fraction(1, 100), 1)
 
 
-@needs_kappa
 def test_kappa_monte_carlo_reports_stderr(capsys):
     assert main(["kappa", "--setting", "b", "--T", "8", "--d", "2", "--mc-systems", "2000",
                  "--json"]) == 0
@@ -110,6 +101,12 @@ def test_kappa_monte_carlo_reports_stderr(capsys):
     (["train", "--sigma-w", "-1"], "sigma_w"),
     (["train", "--warmup-steps", "9000"], "--warmup-steps"),
     (["train", "--cache-dir", "x", "--no-cache"], "--no-cache"),
+    (["cache"], "{list,clear}"),
+    (["cache", "purge"], "purge"),
+    (["cache", "list", "--cache-dir", ""], "--cache-dir"),
+    (["cache", "clear", "--cache-dir", ""], "--cache-dir"),
+    (["cache", "list", "--stale-only"], "--stale-only"),
+    (["cache", "clear", "--json"], "--json"),
 ])
 def test_bad_arguments_exit_2_naming_the_parameter(argv, name, capsys):
     assert main(argv) == 2
@@ -170,3 +167,90 @@ def test_train_subprocess_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     rec = json.loads(proc.stdout)
     assert rec["config"]["steps"] == 20 and rec["device"] == "cpu"
+
+
+# ----------------------------------------------------------------------------- cache list / clear
+CACHE_TRAIN = ["train", "--steps", "5", "--batch", "8", "--device", "cpu", "--no-progress"]
+
+
+def _cache_lines(argv, capsys):
+    assert main(argv) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def _populate(cache, capsys):
+    """Two current entries (seeds 0 and 1), one of other code, one corrupt, two foreign files."""
+    from models import cache as cache_mod
+    from models.fingerprint import current_fingerprint
+
+    for seed in ("0", "1"):
+        assert main(CACHE_TRAIN + ["--seed", seed, "--cache-dir", str(cache)]) == 0
+    capsys.readouterr()
+    res = cache_mod.load_cached(TrainConfig(steps=5, batch=8, seed=1), cache, device="cpu")
+    other_code = current_fingerprint("cpu").replace(sources="0" * 64)
+    stale = cache_mod.store(res, cache, fingerprint=other_code)
+    (cache / ("b" * 64 + ".json")).write_text("{ truncated")
+    (cache / "notes.txt").write_text("not an entry")
+    (cache / "c.json").write_text("{}")  # not named like an entry
+    return stale
+
+
+def test_cache_list_and_clear(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    stale = _populate(cache, capsys)
+    lines = _cache_lines(["cache", "list", "--cache-dir", str(cache)], capsys)
+    assert len(lines) == 4
+    by_status = {}
+    for line in lines:
+        by_status.setdefault(line.split()[-1], []).append(line)
+    assert {k: len(v) for k, v in by_status.items()} == {"current": 2, "stale": 1, "corrupt": 1}
+    assert by_status["stale"][0].startswith(stale.stem[:12])
+    for line in by_status["current"]:
+        assert re.search(r"setting=a s=1 steps=5 batch=8 seed=[01] created=\d{4}-\d\d-\d\dT\S+Z "
+                         r"size=\d+ current$", line), line
+    # --json: the same entries, with full keys and epoch seconds
+    assert main(["cache", "list", "--cache-dir", str(cache), "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert sorted(e["status"] for e in entries) == ["corrupt", "current", "current", "stale"]
+    assert all(e["size"] == Path(e["path"]).stat().st_size for e in entries)
+    assert {e["seed"] for e in entries if e["status"] == "current"} == {0, 1}
+    # clear --stale-only keeps the current entries and every file that is not an entry
+    assert _cache_lines(["cache", "clear", "--stale-only", "--cache-dir", str(cache)], capsys) == [
+        f"removed 2 stale entries from {cache}"]
+    assert [line.split()[-1] for line in _cache_lines(["cache", "list", "--cache-dir", str(cache)], capsys)] \
+        == ["current", "current"]
+    assert not stale.exists() and not stale.with_suffix(".lock").exists()
+    assert _cache_lines(["cache", "clear", "--cache-dir", str(cache)], capsys) == [
+        f"removed 2 entries from {cache}"]
+    assert sorted(p.name for p in cache.iterdir()) == ["c.json", "notes.txt"]
+    assert _cache_lines(["cache", "list", "--cache-dir", str(cache)], capsys) == []
+
+
+def test_cache_commands_honour_the_environment(tmp_path, monkeypatch, capsys):
+    cache = tmp_path / "env-cache"
+    monkeypatch.setenv("LDSICL_CACHE_DIR", str(cache))
+    assert main(CACHE_TRAIN) == 0  # train uses $LDSICL_CACHE_DIR too
+    capsys.readouterr()
+    assert len(_cache_lines(["cache", "list"], capsys)) == 1
+    assert _cache_lines(["cache", "clear"], capsys) == [f"removed 1 entry from {cache}"]
+    # a missing folder is an empty cache, not an error
+    assert _cache_lines(["cache", "list", "--cache-dir", str(tmp_path / "none")], capsys) == []
+    assert _cache_lines(["cache", "clear", "--cache-dir", str(tmp_path / "none")], capsys) == [
+        f"removed 0 entries from {tmp_path / 'none'}"]
+    assert not (tmp_path / "none").exists()
+
+
+def test_cache_dir_that_is_a_file_exits_2(tmp_path, capsys):
+    f = tmp_path / "file"
+    f.write_text("x")
+    for action in ("list", "clear"):
+        assert main(["cache", action, "--cache-dir", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert "--cache-dir" in err and "must be a directory" in err and "Traceback" not in err
+    assert f.read_text() == "x"
+
+
+def test_cache_list_subprocess(tmp_path):
+    proc = _run("cache", "list", "--cache-dir", str(tmp_path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
