@@ -454,8 +454,8 @@ def test_cache_trains_once_then_loads(tmp_path, monkeypatch):
     second = cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False)
     assert len(calls) == 1
     assert np.array_equal(first.W_V, second.W_V) and np.array_equal(first.W_QK, second.W_QK)
-    path = cache_mod.cache_path(cfg, tmp_path)
-    assert path == tmp_path / f"{cfg.key()}.json" and path.exists()
+    path = cache_mod.cache_path(cfg, tmp_path, device="cpu")
+    assert path == tmp_path / f"{cache_mod.cache_key(cfg, 'cpu')}.json" and path.exists()
     assert not list(tmp_path.glob("*.tmp"))
     stored = json.loads(path.read_text())
     assert stored["config"] == cfg.to_dict() and stored["key"] == cfg.key()
@@ -469,13 +469,13 @@ def test_cache_distrusts_corrupt_or_foreign_records(tmp_path, monkeypatch, caplo
     real = cache_mod.train
     monkeypatch.setattr(cache_mod, "train", lambda c, **kw: calls.append(c) or real(c, **kw))
     cfg = TrainConfig(seed=9, **TINY)
-    path = cache_mod.cache_path(cfg, tmp_path)
+    path = cache_mod.cache_path(cfg, tmp_path, device="cpu")
     tmp_path.mkdir(exist_ok=True)
     path.write_text("{ not json")
     with caplog.at_level(logging.WARNING, logger="models.cache"):
         res = cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False)
     assert len(calls) == 1 and "corrupt" in caplog.text
-    assert cache_mod.load_cached(cfg, tmp_path) is not None
+    assert cache_mod.load_cached(cfg, tmp_path, device="cpu") is not None
     # a record holding another configuration under this key is not trusted
     other = json.loads(path.read_text())
     other["config"] = cfg.replace(seed=10).to_dict()
