@@ -6,9 +6,12 @@
   the repository root, and ``pytest tests`` is unaffected (no report without records).
 - Caps BLAS/OpenMP/torch threads to one per pytest-xdist worker, so that ``-n auto`` on a
   2-core machine runs two single-threaded workers instead of oversubscribing the cores.
-- Registers the hypothesis profiles: ``ci`` (derandomised, chosen automatically when the
-  environment variable CI is set) and ``dev`` (random, the default); pick one explicitly
-  with ``--hypothesis-profile``.
+- Registers the hypothesis profiles for the unit tests under tests/: ``ci`` (derandomised,
+  chosen automatically when the environment variable CI is set) and ``dev`` (random, the
+  default); pick one explicitly with ``--hypothesis-profile``.  The claims do not depend
+  on them or on CI: ``claims.seeds.claim_settings`` always derandomises (seeded from the
+  test) unless ``--claims-random`` is given, so two runs of ``pytest claims`` write the
+  same records.
 """
 from __future__ import annotations
 

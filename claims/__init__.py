@@ -3,13 +3,18 @@
 Claims (``test_<claim>.py``; shared pieces of the AR(1) claims in ``_ar1.py``) and the
 harness:
 
-- :mod:`claims.records`   how a check records what it measured (``claim.record(...).check()``).
+- :mod:`claims.records`   how a check records what it measured, its interval and verdict
+  (``claim.record(...).check()``).
+- :mod:`claims.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE) and
+  what would decide an inconclusive check.
 - :mod:`claims.collect`   records gathered from pytest's reports, each test's outcome.
 - :mod:`claims.report`    the report: table, ``reports/claims.json``, ``reports/claims.md``.
 - :mod:`claims.seeds`     ``seed_for`` / ``rng_for`` and ``claim_settings`` for hypothesis.
 - :mod:`claims.profiles`  the ``quick`` (CI) and ``paper`` compute profiles.
 - :mod:`claims.plugin`    the pytest plugin (loaded by the root conftest.py):
-  ``--profile``, ``--claims-report``, the ``claim`` and ``profile`` fixtures.
+  ``--profile``, ``--claims-report``, ``--claims-random``, ``--retrain``, the ``claim`` and
+  ``profile`` fixtures.
+- :mod:`claims.runopts`   the options of the current run (random draws, retraining).
 - :mod:`claims.compare`   ``python -m claims.compare BEFORE.json AFTER.json``: do two
   reports agree (timings and node ids aside)?
 - :mod:`claims.harness`   all public names of the harness in one import.

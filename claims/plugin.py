@@ -14,6 +14,14 @@ Options (always registered; ``pytest tests`` accepts them and ignores them)
                                  ``<rootdir>/reports`` (the rootdir is the folder of
                                  pyproject.toml, whatever the working directory); a relative
                                  DIR is taken relative to the invocation directory.
+    ``--claims-random``          fresh hypothesis draws.  Without it claims are always
+                                 derandomised (seeded from the test), so two runs write the
+                                 same records (claims/seeds.py, ``claim_settings``).
+    ``--retrain``                ignore cached weights stored before this session: the
+                                 controller takes the session's start time and hands it to
+                                 every xdist worker (``workerinput``); claims/_ar1.py passes
+                                 it to ``models.cache.train_cached(stale_before=...)``, so
+                                 each run is retrained once per session and then shared.
 
 Fixtures
 
@@ -38,21 +46,30 @@ Example claim file::
         x = rng_for("demo", "mean").standard_normal(profile.mc_trajectories)
         claim.record(claim="demo", paper_ref="eq. 1", setting="a",
                      metric="|mean| * sqrt(n)", measured=abs(x.mean()) * len(x) ** 0.5,
-                     tolerance=4.0, comparator="<=").check()
+                     tolerance=4.0, comparator="<=", tolerance_source="project").check()
+
+The table shows each record's interval and ``holds at``; after it, the number of
+interval checks with the chance disagreements expected at 95 %, and the inconclusive
+checks by name with what would decide them (claims/report.py).
 """
 from __future__ import annotations
 
+import inspect
+import time
 from pathlib import Path
 
 import pytest
 
 from claims.collect import RecordCollector, mark_strict_xpass
 from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
+from claims import runopts
 from claims.records import ClaimRecorder
 from claims.report import render_terminal, write_reports
 
 _PLUGIN_NAME = "claims-harness"
 _PLUGIN_KEY = pytest.StashKey["ClaimsPlugin"]()
+#: ``workerinput`` key carrying the controller's ``--retrain`` start time to xdist workers.
+RETRAIN_KEY = "claims_retrain_before"
 
 
 def pytest_addoption(parser):
@@ -66,6 +83,22 @@ def pytest_addoption(parser):
         "--claims-report", dest="claims_report", default=None, metavar="DIR",
         help="folder for claims.json and claims.md (default: <rootdir>/reports; a relative "
              "DIR is relative to the invocation directory)")
+    group.addoption(
+        "--claims-random", dest="claims_random", action="store_true", default=False,
+        help="fresh hypothesis draws in the claims (default: derandomised, seeded from "
+             "each test, so two runs give the same records)")
+    group.addoption(
+        "--retrain", dest="claims_retrain", action="store_true", default=False,
+        help="retrain the claims' models: cached weights stored before this session "
+             "are ignored (each run is trained once per session)")
+
+
+def _check_retrain_supported() -> None:
+    from models.cache import train_cached
+
+    if "stale_before" not in inspect.signature(train_cached).parameters:
+        raise pytest.UsageError("--retrain: models.cache.train_cached of this checkout "
+                                "takes no stale_before; it cannot ignore the cache")
 
 
 class ClaimsPlugin:
@@ -78,6 +111,17 @@ class ClaimsPlugin:
         except ValueError as exc:  # only reachable if the option was set programmatically
             raise pytest.UsageError(f"--profile: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
+        if self.is_worker:
+            retrain_before = config.workerinput.get(RETRAIN_KEY)
+        elif config.getoption("claims_retrain"):
+            _check_retrain_supported()
+            retrain_before = time.time()
+        else:
+            retrain_before = None
+        self.run_options = runopts.RunOptions(
+            random_draws=bool(config.getoption("claims_random")),
+            retrain_before=retrain_before)
+        runopts.set_current(self.run_options)
         self.collector = RecordCollector()
         self.call_passed: dict[str, bool] = {}
         self.records: list[dict] = []
@@ -92,7 +136,18 @@ class ClaimsPlugin:
 
     # -- hooks ---------------------------------------------------------------------------
     def pytest_report_header(self, config):
-        return f"claims profile: {self.profile.name} ({self.profile.description})"
+        lines = [f"claims profile: {self.profile.name} ({self.profile.description})"]
+        opts = self.run_options
+        if opts.random_draws or opts.retrain_before is not None:
+            lines.append("claims run: " + ", ".join(f"{k} = {v}"
+                                                      for k, v in opts.as_dict().items()))
+        return lines
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        """xdist controller: hand the ``--retrain`` start time to each worker."""
+        if self.run_options.retrain_before is not None:
+            node.workerinput[RETRAIN_KEY] = self.run_options.retrain_before
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
@@ -114,7 +169,8 @@ class ClaimsPlugin:
             return
         try:
             self.written = write_reports(self.records, self.report_dir(),
-                                         self.profile.as_dict())
+                                         self.profile.as_dict(),
+                                         run=self.run_options.as_dict())
         except OSError as exc:
             self.write_error = f"could not write the claims report: {exc}"
 
@@ -142,6 +198,7 @@ def pytest_unconfigure(config):
     if plugin is not None:
         if config.pluginmanager.is_registered(plugin):
             config.pluginmanager.unregister(plugin)
+        runopts.reset()
 
 
 @pytest.fixture(scope="session")

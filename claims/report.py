@@ -1,14 +1,19 @@
 """Claim reports: counts per claim, the terminal table, claims.md and claims.json.
 
 Written by the plugin (claims/plugin.py) at the end of a session with records, see
-:func:`write_reports`: ``reports/claims.json`` and ``reports/claims.md``.  In the JSON
-file non-finite floats are written as the strings ``"NaN"``, ``"Infinity"``,
-``"-Infinity"`` so that the file is strict JSON.  ``python -m claims.compare`` compares
-two such JSON files.
+:func:`write_reports`: ``reports/claims.json`` and ``reports/claims.md``.  Each row shows
+the measured value, its 95 % interval and what the interval rests on (``t, n seeds``,
+``MC 1.96 SE`` or ``exact``), ``holds at`` (the tightest tolerance that would hold), the
+criterion and whose tolerance it is, the verdict and the expectation.  After the table:
+the number of interval checks with the number of chance disagreements expected at 95 %
+(0.05 per interval), and every inconclusive check by name with what would decide it
+(claims/stats.py).  In the JSON file non-finite floats are written as the strings
+``"NaN"``, ``"Infinity"``, ``"-Infinity"`` so that the file is strict JSON.
+``python -m claims.compare`` compares two such JSON files.
 
 >>> from claims.records import make_record
 >>> rec = make_record(claim="demo", paper_ref="eq. 1", metric="err", measured=0.5,
-...                   tolerance=1, comparator="<=")
+...                   tolerance=1, comparator="<=", tolerance_source="project")
 >>> summary_lines(summarize([dict(rec, outcome="passed")]))["demo"]
 'demo: 1 check, 1 holds'
 """
@@ -22,50 +27,60 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from claims.collect import sort_records
-from claims.records import format_criterion, format_value
+from claims.records import format_basis, format_criterion, format_interval, format_value
+from claims.stats import LEVEL
 from models.files import atomic_write_text
 
-__all__ = ["summarize", "summary_lines", "render_terminal", "render_markdown",
-           "report_payload", "write_reports"]
+__all__ = ["summarize", "summary_lines", "interval_lines", "inconclusive_lines",
+           "render_terminal", "render_markdown", "report_payload", "write_reports"]
 
 
 # --------------------------------------------------------------------------- summaries
 
 _BAD_OUTCOMES = ("failed", "error", "xpassed", "unknown")
+_COUNTS = ("checks", "hold", "inconclusive", "controls", "not_reproduced", "unexpected",
+           "tests_not_ok", "skipped", "reported", "interval_checks")
 
 
 def summarize(records: Iterable[Mapping]) -> dict:
     """Counts per claim and overall.
 
-    Per claim: ``checks``; ``hold`` (expected to hold and holds); ``controls`` (negative
-    controls that fail as expected); ``not_reproduced`` (verdict differs from the
-    expectation, test marked xfail); ``unexpected`` (verdict differs, not marked xfail);
-    ``tests_not_ok`` (records whose test failed, errored or xpassed); ``skipped``;
-    ``ok`` (no unexpected verdict and no failing test).
+    Per claim: ``checks`` (rows with a verdict); ``hold`` (expected to hold and holds);
+    ``inconclusive`` (expected to hold, interval straddles the tolerance: passes);
+    ``controls`` (negative controls that fail as expected); ``not_reproduced`` (verdict
+    differs from the expectation, test marked xfail); ``unexpected`` (verdict differs,
+    not marked xfail -- an inconclusive negative control included); ``tests_not_ok``
+    (records whose test failed, errored or xpassed); ``skipped``; ``reported``
+    (descriptive rows, no verdict); ``interval_checks`` (checks with an interval);
+    ``ok`` (no unexpected verdict and no failing test).  The total adds ``claims`` and
+    ``expected_chance_disagreements`` = (1 - 0.95) x ``interval_checks``.
     """
     per: dict[str, dict] = {}
     for r in records:
-        c = per.setdefault(r["claim"], {"checks": 0, "hold": 0, "controls": 0,
-                                        "not_reproduced": 0, "unexpected": 0,
-                                        "tests_not_ok": 0, "skipped": 0})
-        c["checks"] += 1
-        if r["verdict"] == r["expect"]:
-            c["hold" if r["expect"] == "holds" else "controls"] += 1
-        elif r.get("outcome") == "xfailed":
-            c["not_reproduced"] += 1
+        c = per.setdefault(r["claim"], dict.fromkeys(_COUNTS, 0))
+        if r.get("kind") == "reported":
+            c["reported"] += 1
         else:
-            c["unexpected"] += 1
+            c["checks"] += 1
+            c["interval_checks"] += r.get("interval") is not None
+            if r["verdict"] == r["expect"]:
+                c["hold" if r["expect"] == "holds" else "controls"] += 1
+            elif r["expect"] == "holds" and r["verdict"] == "inconclusive":
+                c["inconclusive"] += 1
+            elif r.get("outcome") == "xfailed":
+                c["not_reproduced"] += 1
+            else:
+                c["unexpected"] += 1
         if r.get("outcome") in _BAD_OUTCOMES:
             c["tests_not_ok"] += 1
         elif r.get("outcome") == "skipped":
             c["skipped"] += 1
     for c in per.values():
         c["ok"] = c["unexpected"] == 0 and c["tests_not_ok"] == 0
-    total = {k: sum(c[k] for c in per.values())
-             for k in ("checks", "hold", "controls", "not_reproduced", "unexpected",
-                       "tests_not_ok", "skipped")}
+    total = {k: sum(c[k] for c in per.values()) for k in _COUNTS}
     total["claims"] = len(per)
     total["ok"] = all(c["ok"] for c in per.values())
+    total["expected_chance_disagreements"] = round((1 - LEVEL) * total["interval_checks"], 2)
     return {"claims": dict(sorted(per.items())), "total": total}
 
 
@@ -77,6 +92,8 @@ def _summary_text(c: Mapping) -> str:
     parts = [_plural(c["checks"], "check")]
     if c["hold"]:
         parts.append(f"{c['hold']} hold" if c["hold"] != 1 else "1 holds")
+    if c["inconclusive"]:
+        parts.append(f"{c['inconclusive']} inconclusive")
     if c["controls"]:
         parts.append(_plural(c["controls"], "negative control") + " fail as expected"
                      if c["controls"] != 1 else "1 negative control fails as expected")
@@ -88,12 +105,14 @@ def _summary_text(c: Mapping) -> str:
         parts.append(f"{c['tests_not_ok']} in FAILING tests")
     if c["skipped"]:
         parts.append(f"{c['skipped']} skipped")
+    if c["reported"]:
+        parts.append(_plural(c["reported"], "reported row") + " (no verdict)")
     return ", ".join(parts)
 
 
 def summary_lines(summary: Mapping) -> dict[str, str]:
-    """One line per claim, e.g. ``"ar1-optimum: 9 checks, 7 hold, 2 negative controls
-    fail as expected"``, plus ``"total"``."""
+    """One line per claim, e.g. ``"ar1-optimum: 9 checks, 5 hold, 2 inconclusive, 2
+    negative controls fail as expected"``, plus ``"total"``."""
     lines = {name: f"{name}: {_summary_text(c)}" for name, c in summary["claims"].items()}
     t = summary["total"]
     lines["total"] = (f"{_plural(t['claims'], 'claim')}, {_summary_text(t)} -- "
@@ -101,17 +120,53 @@ def summary_lines(summary: Mapping) -> dict[str, str]:
     return lines
 
 
+def interval_lines(summary: Mapping) -> list[str]:
+    """The interval count and the chance disagreements expected at 95 %."""
+    t = summary["total"]
+    n = t["interval_checks"]
+    return [f"interval checks: {n} with a {LEVEL:.0%} interval; about "
+            f"{t['expected_chance_disagreements']:g} (= {1 - LEVEL:.2f} x {n}) expected to "
+            f"miss the true value by chance, so a verdict may flip now and then"]
+
+
+def _where(r: Mapping) -> str:
+    test = (r.get("test") or "-").rsplit("::", 1)[-1]
+    return f"{r['claim']} [{format_value(r.get('setting'))}] {test}"
+
+
+def _inconclusive(records: Iterable[Mapping]) -> list[Mapping]:
+    return [r for r in records if r.get("verdict") == "inconclusive"]
+
+
+def inconclusive_lines(records: Iterable[Mapping]) -> list[str]:
+    """Every inconclusive check by name, with its interval and what would decide it."""
+    rows = _inconclusive(records)
+    if not rows:
+        return ["inconclusive checks: none"]
+    out = [f"inconclusive checks: {len(rows)} (they pass; a negative control among them "
+           "fails its test) -- what would decide each:"]
+    for r in rows:
+        ctl = " NEGATIVE CONTROL" if r.get("expect") == "fails" else ""
+        out.append(f"  - {_where(r)}{ctl}: {r['metric']}: {format_value(r['measured'])}, "
+                   f"interval {format_interval(r['interval'])} ({format_basis(r)}) against "
+                   f"{format_criterion(r['comparator'], r['tolerance'])}")
+        out.append(f"      {r.get('decide') or '-'}")
+    return out
+
+
 # --------------------------------------------------------------------------- rendering
 
-_COLUMNS = ("claim", "paper ref", "setting", "metric", "measured", "criterion", "verdict",
-            "expected", "outcome")
-_MAX_WIDTH = {"paper ref": 34, "metric": 72}
+_COLUMNS = ("claim", "paper ref", "setting", "metric", "measured", "95% interval", "basis",
+            "holds at", "criterion", "tol. by", "verdict", "expected", "outcome")
+_MAX_WIDTH = {"paper ref": 34, "metric": 64}
 
 
 def _row(r: Mapping) -> list[str]:
     return [r["claim"], r["paper_ref"], format_value(r.get("setting")), r["metric"],
-            format_value(r["measured"]), format_criterion(r["comparator"], r["tolerance"]),
-            r["verdict"], r["expect"], r.get("outcome") or "-"]
+            format_value(r["measured"]), format_interval(r.get("interval")), format_basis(r),
+            format_value(r.get("holds_at")), format_criterion(r["comparator"], r["tolerance"]),
+            r.get("tolerance_source") or "-", r["verdict"], r.get("expect") or "-",
+            r.get("outcome") or "-"]
 
 
 def _clip(s: str, width: int) -> str:
@@ -119,7 +174,8 @@ def _clip(s: str, width: int) -> str:
 
 
 def render_terminal(records: list[Mapping], summary: Mapping | None = None) -> list[str]:
-    """Plain-text table lines, grouped by claim, a summary line after each group."""
+    """Plain-text table lines, grouped by claim, a summary line after each group, then
+    the interval count and the inconclusive checks."""
     summary = summary or summarize(records)
     lines_by_claim = summary_lines(summary)
     rows = [[_clip(cell, _MAX_WIDTH.get(col, 10**6)) for col, cell in zip(_COLUMNS, _row(r))]
@@ -145,6 +201,7 @@ def render_terminal(records: list[Mapping], summary: Mapping | None = None) -> l
         out.append(f"  -> {lines_by_claim[name]}")
         out += notes
         out.append("")
+    out += interval_lines(summary) + inconclusive_lines(records) + [""]
     out.append(lines_by_claim["total"])
     return out
 
@@ -154,18 +211,32 @@ def _md(s: str) -> str:
 
 
 def render_markdown(records: list[Mapping], profile: Mapping | None = None,
-                    generated: str | None = None, summary: Mapping | None = None) -> str:
-    """A Markdown report: one section (summary line + table) per claim."""
+                    generated: str | None = None, summary: Mapping | None = None,
+                    run: Mapping | None = None) -> str:
+    """A Markdown report: totals, intervals, inconclusive checks, then one section
+    (summary line + table) per claim."""
     summary = summary or summarize(records)
     lines_by_claim = summary_lines(summary)
     out = ["# Claims report", ""]
     if profile:
         out.append(f"- profile: `{profile.get('name')}` -- {profile.get('description', '')}")
+    if run:
+        out.append("- run: " + ", ".join(f"{k} = {v}" for k, v in run.items()))
     if generated:
         out.append(f"- generated: {generated}")
-    out += [f"- summary: {lines_by_claim['total']}", ""]
-    cols = ("paper ref", "setting", "metric", "measured", "criterion", "verdict", "expected",
-            "outcome", "test")
+    out += [f"- summary: {lines_by_claim['total']}",
+            f"- {interval_lines(summary)[0]}", ""]
+    inc = inconclusive_lines(records)
+    out += ["## Inconclusive checks", "", _md(inc[0]), ""]
+    for r in _inconclusive(records):
+        ctl = " (NEGATIVE CONTROL: fails its test)" if r.get("expect") == "fails" else ""
+        out.append(f"- `{_md(_where(r))}`{ctl}: {_md(r['metric'])} = "
+                   f"{_md(format_value(r['measured']))}, interval "
+                   f"{_md(format_interval(r['interval']))} ({_md(format_basis(r))}) against "
+                   f"{_md(format_criterion(r['comparator'], r['tolerance']))}; "
+                   f"{_md(r.get('decide') or '-')}")
+    out.append("")
+    cols = _COLUMNS[1:] + ("test",)
     for name in summary["claims"]:
         recs = [r for r in records if r["claim"] == name]
         out += [f"## {name}", "", lines_by_claim[name], "",
@@ -196,17 +267,30 @@ def _json_safe(obj):
 
 
 def report_payload(records: list[Mapping], profile: Mapping | None,
-                   generated: str | None = None) -> dict:
-    """The object written to ``claims.json``."""
+                   generated: str | None = None, run: Mapping | None = None) -> dict:
+    """The object written to ``claims.json`` (schema 2: intervals, inconclusive checks,
+    run options)."""
     summary = summarize(records)
     lines = summary_lines(summary)
     return {
-        "schema": 1,
+        "schema": 2,
         "generated": generated or _now(),
         "profile": dict(profile) if profile else None,
+        "run": dict(run) if run else None,
         "summary": {"total": summary["total"],
                     "claims": {k: dict(v, line=lines[k]) for k, v in summary["claims"].items()},
-                    "line": lines["total"]},
+                    "line": lines["total"],
+                    "intervals": {"level": LEVEL,
+                                  "checks": summary["total"]["interval_checks"],
+                                  "expected_chance_disagreements":
+                                      summary["total"]["expected_chance_disagreements"],
+                                  "line": interval_lines(summary)[0]},
+                    "inconclusive": [
+                        {k: r.get(k) for k in ("claim", "setting", "metric", "test",
+                                               "measured", "interval", "interval_kind",
+                                               "n_seeds", "comparator", "tolerance",
+                                               "expect", "decide")}
+                        for r in _inconclusive(records)]},
         "records": [dict(r) for r in records],
     }
 
@@ -216,16 +300,15 @@ def _now() -> str:
 
 
 def write_reports(records: list[Mapping], directory: str | os.PathLike,
-                  profile: Mapping | None = None, generated: str | None = None
-                  ) -> tuple[Path, Path]:
+                  profile: Mapping | None = None, generated: str | None = None,
+                  run: Mapping | None = None) -> tuple[Path, Path]:
     """Write ``claims.json`` and ``claims.md`` into ``directory``; returns both paths."""
     records = sort_records(records)
     generated = generated or _now()
-    payload = report_payload(records, profile, generated)
+    payload = report_payload(records, profile, generated, run)
     directory = Path(directory)
     j = atomic_write_text(directory / "claims.json",
                           json.dumps(_json_safe(payload), indent=2, allow_nan=False) + "\n")
     m = atomic_write_text(directory / "claims.md",
-                          render_markdown(records, profile, generated))
+                          render_markdown(records, profile, generated, run=run))
     return j, m
-

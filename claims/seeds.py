@@ -13,7 +13,6 @@ depend on which pytest-xdist worker ran the test::
 from __future__ import annotations
 
 import hashlib
-import os
 
 import numpy as np
 
@@ -39,11 +38,13 @@ def rng_for(*parts) -> np.random.Generator:
 def claim_settings(profile):
     """``hypothesis.settings`` for a property-based claim, sized by the profile.
 
-    ``max_examples = profile.hypothesis_examples``, ``deadline=None``, and
-    ``derandomize=True`` when the environment variable ``CI`` is set (as the root
-    conftest's ``ci`` profile).  Other settings inherit from the loaded hypothesis
-    profile.  Nothing global is changed, and nothing global is read: the profile comes
-    from the ``profile`` fixture of the test::
+    ``max_examples = profile.hypothesis_examples``, ``deadline=None`` and, always,
+    ``derandomize=True``: the draws are seeded from the test function itself (its name
+    and source), not from the clock, and the example database is not used, so two runs
+    of a claim draw the same examples and write the same records.  With
+    ``pytest claims --claims-random`` (claims/runopts.py) the draws are fresh instead.
+    Nothing depends on the environment variable CI.  Other settings inherit from the
+    loaded hypothesis profile.  The profile comes from the ``profile`` fixture::
 
         def test_x(profile):
             @claim_settings(profile)
@@ -53,5 +54,7 @@ def claim_settings(profile):
     """
     from hypothesis import settings
 
+    from claims.runopts import current
+
     return settings(max_examples=profile.hypothesis_examples, deadline=None,
-                    derandomize=bool(os.environ.get("CI")))
+                    derandomize=not current().random_draws)

@@ -44,6 +44,7 @@ from claims._ar1 import (
 )
 from claims.seeds import claim_settings, rng_for, seed_for
 from claims.profiles import PAPER, QUICK
+from claims.stats import Z95, seed_fields
 from theory.ar import ar1_optimal_weights
 from theory.kappa import kappa_exact_a, kappa_mc_trajectories
 from theory.population import (
@@ -56,8 +57,24 @@ from theory.systems import LDSFamily
 
 CLAIM = "ar1-optimum"
 REF = "Thm 4.1, eq. 15"
-Z_TOL = 4.0            # standard errors of the Monte Carlo estimate
-EXACT_REL_TOL = 1e-12  # float64 round-off for quantities computed exactly
+Z_TOL = 4.0            # standard errors of the Monte Carlo estimate (project's)
+EXACT_REL_TOL = 1e-12  # float64 round-off for quantities computed exactly (project's)
+#: What decides an inconclusive z check (its interval does not narrow with more samples).
+Z_DECIDE = ("the interval z +- 1.96 is in units of the estimate's own standard error, so "
+            "more samples do not narrow it; it holds for z <= 4 - 1.96 = 2.04 and fails for "
+            "z > 4 + 1.96 = 5.96.  A z between says the drawn systems are consistent with "
+            "kappa_exact but do not resolve a discrepancy below 4 standard errors")
+
+
+def _z_fields(z: float) -> dict:
+    """The z metric with its Monte Carlo interval [max(0, z - 1.96), z + 1.96].
+
+    z = |kappa_exact - kappa_mc| / SE; the 95 % interval of kappa_mc, kappa_mc +- 1.96 SE,
+    is in these units an interval for the true discrepancy |kappa_exact - E kappa_mc| / SE,
+    which is >= 0 (docs/settings.md, "Verdicts and intervals").
+    """
+    return {"measured": z, "interval": (max(0.0, z - Z95), z + Z95), "interval_kind": "mc95",
+            "decide": Z_DECIDE}
 
 
 # --------------------------------------------------------------------------- 0. training runs
@@ -114,7 +131,8 @@ def test_exact_kappa_equals_monte_carlo(claim, profile):
     claim.record(
         claim=CLAIM, paper_ref=REF, setting="a",
         metric="max |kappa_exact - kappa_mc| / stderr over drawn (T, d, sigma_w, sigma_v)",
-        measured=worst.pop("z"), tolerance=Z_TOL, comparator="<=",
+        **_z_fields(worst.pop("z")), tolerance=Z_TOL, comparator="<=",
+        tolerance_source="project",
         details={**worst, "m": profile.mc_trajectories, "examples": profile.hypothesis_examples},
     ).check()
 
@@ -129,8 +147,8 @@ def test_control_kappa_with_wrong_prefactor_is_rejected(claim, profile):
     claim.record(
         claim=CLAIM, paper_ref=REF, setting="a",
         metric="|kappa_wrong - kappa_mc| / stderr, kappa_wrong = (T-1)/(T-2) kappa",
-        measured=z, tolerance=Z_TOL, comparator="<=", expect="fails",
-        details={"T": T, "d": d, "kappa_wrong": wrong, "kappa_mc": mc.kappa, "stderr": mc.stderr},
+        **_z_fields(float(z)), tolerance=Z_TOL, comparator="<=", tolerance_source="project",
+        expect="fails", details={"T": T, "d": d, "kappa_wrong": wrong, "kappa_mc": mc.kappa, "stderr": mc.stderr},
     ).check()
 
 
@@ -141,7 +159,7 @@ def test_reference_kappa(claim):
     claim.record(
         claim=CLAIM, paper_ref=REF, setting="a", metric="|kappa - 0.2052454015138651| / kappa",
         measured=abs(k - ref) / ref, tolerance=EXACT_REL_TOL, comparator="<=",
-        details={"kappa": k, "exact": kappa_for("a")["exact"]},
+        tolerance_source="project", details={"kappa": k, "exact": kappa_for("a")["exact"]},
     ).check()
 
 
@@ -190,7 +208,7 @@ def test_theta_star_is_stationary_symbolically(claim, parity_zeros):
     claim.record(
         claim=CLAIM, paper_ref="Thm 4.1 (eq. 15), Lemma 4.1 parity", setting="symbolic",
         metric="non-vanishing gradient entries at theta* (16 = 8 weights x 2 families)",
-        measured=nonzero, tolerance=0, comparator="==",
+        measured=nonzero, tolerance=0, comparator="==", tolerance_source="paper",
         expect="holds" if parity_zeros else "fails",
         details={"parity_zeros": parity_zeros,
                  "gradient_value_family": [str(g) for g in grads["value"]]},
@@ -222,7 +240,7 @@ def test_theta_star_is_stationary_numerically(claim, setting):
     claim.record(
         claim=CLAIM, paper_ref=REF, setting=setting,
         metric="max |dL/dtheta (theta*)| / max |E[F y_T]|",
-        measured=worst, tolerance=EXACT_REL_TOL, comparator="<=",
+        measured=worst, tolerance=EXACT_REL_TOL, comparator="<=", tolerance_source="project",
         expect="fails" if setting == "asym" else "holds",
         details={"kappa": kappa, "T": 30, "d": 5, "moments": mom.method},
     ).check()
@@ -261,7 +279,8 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
     claim.record(
         claim=CLAIM, paper_ref=REF + " (global optimality)", setting=setting,
         metric="(L(theta*) - min_beta L) / L(theta*)",
-        measured=(L_star - L_min) / L_star, tolerance=EXACT_REL_TOL, comparator="<=", expect=expect,
+        measured=(L_star - L_min) / L_star, tolerance=EXACT_REL_TOL, comparator="<=",
+        tolerance_source="project", expect=expect,
         details={"L_star": L_star, "L_min_beta": L_min, "kappa": kappa},
     ).check()
     rng = rng_for(CLAIM, "multistart", setting)
@@ -269,7 +288,8 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
     claim.record(
         claim=CLAIM, paper_ref=REF + " (global optimality)", setting=setting,
         metric="(min over multistart of L(theta) - L(theta*)) / L(theta*)",
-        measured=(best - L_star) / L_star, tolerance=-EXACT_REL_TOL, comparator=">=", expect=expect,
+        measured=(best - L_star) / L_star, tolerance=-EXACT_REL_TOL, comparator=">=",
+        tolerance_source="project", expect=expect,
         details={"starts": profile.multistart, "L_star": L_star, "L_best": float(best)},
     ).check()
 
@@ -303,15 +323,21 @@ def _trained_summary(setting, profile):
 
 @pytest.mark.parametrize("setting", known_failures(KNOWN_COEF_FAILURES))
 def test_trained_layer_reaches_kappa(claim, profile, setting):
-    """Trained AR(1) layers (paper: mean over seeds): b_2 W[1,1] + b_1 W[2,1] = kappa."""
+    """Trained AR(1) layers: b_2 W[1,1] + b_1 W[2,1] = kappa (signed per-seed errors).
+
+    Measured: the mean over seeds of (coefficient - kappa) / kappa with its Student-t
+    interval; judged as |x| <= 1 % on the whole interval (docs/settings.md, "Verdicts
+    and intervals").  In setting d kappa itself is a Monte Carlo reference (details:
+    kappa_stderr), an error shared by all seeds and not part of the interval.
+    """
     kappa, co, details = _trained_summary(setting, profile)
-    mean = float(np.mean([c["even"] for c in co]))
     families = sorted({c["family"] for c in co})
     claim.record(
         claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-        metric=f"|mean_seeds(b2 W11 + b1 W21) - kappa| / kappa  ({profile.n_seeds} seed(s))",
-        measured=abs(mean - kappa) / kappa, tolerance=profile.coef_rel_tol, comparator="<=",
-        details={**details, "coefficient_mean": mean},
+        metric="mean_seeds (b2 W11 + b1 W21 - kappa) / kappa (signed)",
+        **seed_fields(details["rel_error_per_seed"]), tolerance=profile.coef_rel_tol,
+        comparator="abs<=", tolerance_source="project",
+        details={**details, "coefficient_mean": float(np.mean([c["even"] for c in co]))},
         note="optimal family reached: " + ", ".join(
             f"{f} x{sum(c['family'] == f for c in co)}" for f in families),
     ).check()
@@ -319,11 +345,15 @@ def test_trained_layer_reaches_kappa(claim, profile, setting):
 
 @pytest.mark.parametrize("setting", known_failures(KNOWN_ODD_FAILURES))
 def test_trained_layer_has_no_odd_part(claim, profile, setting):
-    """Trained AR(1) layers: the odd features carry < 1 % of the prediction (docs/math.md 5)."""
+    """Trained AR(1) layers: the odd features carry < 1 % of the prediction (docs/math.md 5).
+
+    Measured: the mean over seeds of the per-seed odd share (nonnegative) with its
+    Student-t interval, judged on the whole interval.
+    """
     kappa, co, details = _trained_summary(setting, profile)
-    share = float(np.mean([c["odd_share"] for c in co]))
     claim.record(
         claim=CLAIM, paper_ref="Thm 4.1 / Lemma 4.1 (trained)", setting=setting,
         metric="mean_seeds rms(odd-feature prediction) / rms(even-feature prediction)",
-        measured=share, tolerance=profile.coef_rel_tol, comparator="<=", details=details,
+        **seed_fields(details["odd_share_per_seed"]), tolerance=profile.coef_rel_tol,
+        comparator="<=", tolerance_source="project", details=details,
     ).check()

@@ -15,7 +15,8 @@ Checks (each with a negative control shown to fail):
    families) and GD with eta = kappa predict the same y_T to float64 round-off;
 6. trained layers: on fresh held-out sequences the prediction gap to GD with eta = kappa,
    relative to std(y_T), is below tolerance, and an independent scan over eta finds the
-   best-matching step size within the paper's 1 % of kappa.
+   best-matching step size within 1 % of kappa (the project's tolerance;
+   docs/settings.md, "Tolerances"), each judged on its 95 % interval over seeds.
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from claims._ar1 import (
     trained_ar1,
 )
 from claims.seeds import claim_settings, rng_for, seed_for
+from claims.stats import seed_fields
 from models.attention import LinearSelfAttention
 from theory.ar import ar1_optimal_weights, gd, predict_ar
 from theory.kappa import kappa_exact_a
@@ -41,10 +43,10 @@ from theory.systems import LDSFamily
 
 CLAIM = "gd-equivalence"
 REF = "Thm 4.1 (one GD step, eta = kappa)"
-EXACT_REL_TOL = 1e-12   # float64 round-off of an exact identity, relative
+EXACT_REL_TOL = 1e-12   # float64 round-off of an exact identity, relative (project's)
 #: Trained layers: RMS prediction gap to GD(eta = kappa) as a fraction of std(y_T).  The
-#: paper's 1 % (stated for the coefficient) applied to the prediction, in units of the
-#: target's spread.
+#: project's 1 % of the trained-model checks (docs/settings.md, "Tolerances") applied to
+#: the prediction, in units of the target's spread.
 GAP_TOL = 0.01
 
 
@@ -101,7 +103,8 @@ def test_theta_star_predicts_one_gd_step(claim, profile, eta_factor, shift, expe
         claim=CLAIM, paper_ref=REF, setting="a-d",
         metric=(f"max|y_hat(theta*[kappa(T{'+1' if shift else ''})]) - y_hat_GD"
                 f"(eta={eta_factor:g}kappa)| / max|y_hat_GD|"),
-        measured=worst.pop("gap"), tolerance=EXACT_REL_TOL, comparator="<=", expect=expect,
+        measured=worst.pop("gap"), tolerance=EXACT_REL_TOL, comparator="<=",
+        tolerance_source="project", expect=expect,
         details={**worst, "examples": profile.hypothesis_examples, "eta_factor": eta_factor,
                  "kappa_T_shift": shift},
     ).check()
@@ -147,27 +150,32 @@ def _details(setting, profile, cmp):
 
 @pytest.mark.parametrize("setting", known_failures(KNOWN_GAP_FAILURES))
 def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
-    """Held-out: RMS gap between the trained layer and GD(eta = kappa), seed mean."""
+    """Held-out: RMS gap between the trained layer and GD(eta = kappa), mean over seeds of
+    the per-seed gaps with its Student-t interval; control: the gap to GD(eta = 1.1 kappa)."""
     cmp = _heldout_comparison(setting, profile)
     for key, factor, expect in (("gap", 1.0, "holds"), ("gap_control", 1.1, "fails")):
         claim.record(
             claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
             metric=f"mean_seeds rms(y_hat - y_hat_GD(eta={factor:g} kappa)) / std(y_T)",
-            measured=float(np.mean(cmp[key])), tolerance=GAP_TOL, comparator="<=",
-            expect=expect, details=_details(setting, profile, cmp),
+            **seed_fields(cmp[key]), tolerance=GAP_TOL, comparator="<=",
+            tolerance_source="project", expect=expect, details=_details(setting, profile, cmp),
         )
     claim.check_all()
 
 
 @pytest.mark.parametrize("setting", known_failures(KNOWN_ETA_FAILURES))
 def test_trained_layer_step_size_is_kappa(claim, profile, setting):
-    """Held-out: the best-matching GD step size (scanned, seed mean) is kappa within 1 %."""
+    """Held-out: the best-matching GD step size (scanned) is kappa within 1 %: mean over
+    seeds of the signed per-seed errors (eta_best - kappa) / kappa, Student-t interval."""
     cmp = _heldout_comparison(setting, profile)
     kappa = kappa_for(setting)["kappa"]
-    eta_mean = float(np.mean(cmp["eta_best"]))
+    errs = [(e - kappa) / kappa for e in cmp["eta_best"]]
     claim.record(
         claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-        metric="|mean_seeds(eta_best) - kappa| / kappa (eta scanned on held-out predictions)",
-        measured=abs(eta_mean - kappa) / kappa, tolerance=profile.coef_rel_tol,
-        comparator="<=", details={**_details(setting, profile, cmp), "eta_best_mean": eta_mean},
+        metric="mean_seeds (eta_best - kappa) / kappa (signed; eta scanned on held-out "
+               "predictions)",
+        **seed_fields(errs), tolerance=profile.coef_rel_tol, comparator="abs<=",
+        tolerance_source="project",
+        details={**_details(setting, profile, cmp), "eta_best_mean": float(np.mean(cmp["eta_best"])),
+                 "eta_rel_error_per_seed": errs},
     ).check()

@@ -14,13 +14,14 @@ from claims.compare import compare_reports, format_comparison, function_name, ma
 from claims.profiles import QUICK
 from claims.records import make_record
 from claims.report import report_payload
+from claims.stats import seed_fields
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _rec(test, order=0, **kw):
     args = dict(claim="ar1-optimum", paper_ref="Thm 4.1", metric="err", measured=0.1,
-                tolerance=1e-12, comparator="<=", setting="a")
+                tolerance=1e-12, comparator="<=", setting="a", tolerance_source="project")
     args.update(kw)
     r = make_record(**args)
     r.update(test=test, order=order, profile="quick", outcome="passed")
@@ -37,9 +38,14 @@ def _report():
         _rec("claims/test_a.py::test_float[b]", setting="b", measured=2.5e-13),
         # two parametrizations recording the same (claim, setting, metric): matched in order
         _rec("claims/test_a.py::test_sym[control]", setting="symbolic", metric="nonzero",
-             measured=4, tolerance=0, comparator="==", expect="fails"),
+             measured=4, tolerance=0, comparator="==", expect="fails", tolerance_source="paper"),
         _rec("claims/test_a.py::test_sym[holds]", setting="symbolic", metric="nonzero",
-             measured=0, tolerance=0, comparator="=="),
+             measured=0, tolerance=0, comparator="==", tolerance_source="paper"),
+        # an interval check over seeds (inconclusive) and a reported row
+        _rec("claims/test_a.py::test_trained[a]", metric="signed err",
+             **seed_fields([0.0125, -0.0072, 0.0004]), tolerance=0.01, comparator="abs<="),
+        _rec("claims/test_a.py::test_table[a]", metric="mse", kind="reported", tolerance=None,
+             comparator=None, tolerance_source=None, **seed_fields([0.2, 0.25, 0.3])),
     ]
     profile = dict(QUICK.as_dict(), mc_systems=20_000, settings_trained=["a", "b", "c", "d"])
     return json.loads(json.dumps(report_payload(recs, profile, "2026-01-01T00:00:00+00:00")))
@@ -64,7 +70,7 @@ def test_function_name():
 def test_identical_apart_from_ignored_keys():
     before = _report()
     res = compare_reports(before, _after(before))
-    assert res.ok and len(res.identical) == 5 and not res.within and not res.differing
+    assert res.ok and len(res.identical) == 7 and not res.within and not res.differing
     assert "RESULT: MATCH" in format_comparison(res)[-1]
     # the knobs are ignored only because they are named
     res = compare_reports(before, _after(before), ignore_profile_keys=())
@@ -79,7 +85,7 @@ def test_floats_within_rtol_are_counted_apart_from_bit_identical():
     assert r["details"]["per_seed"][2] == 0.30000000000000004
     r["details"]["per_seed"][2] = 0.3                      # 1 ulp: rel 1.85e-16
     res = compare_reports(before, after)
-    assert res.ok and len(res.identical) == 4 and len(res.within) == 1
+    assert res.ok and len(res.identical) == 6 and len(res.within) == 1
     rel, key, path = res.max_within()
     assert path == "details.per_seed[2]" and 1e-16 < rel < 2e-16
     text = "\n".join(format_comparison(res))
@@ -96,6 +102,14 @@ def test_floats_within_rtol_are_counted_apart_from_bit_identical():
     (lambda a: a["records"][4].update(outcome="xfailed"), "outcome"),
     (lambda a: a["records"][1]["details"]["per_seed"].pop(), "details.per_seed (length)"),
     (lambda a: a["records"][1].pop("note"), "note"),
+    # intervals and reported rows are compared like every other field
+    (lambda a: a["records"][5]["interval"].__setitem__(1, 0.0266), "interval[1]"),
+    (lambda a: a["records"][5].update(verdict="holds"), "verdict"),
+    (lambda a: a["records"][5].update(n_seeds=8), "n_seeds"),
+    (lambda a: a["records"][5].update(decide="other"), "decide"),
+    (lambda a: a["records"][5].update(tolerance_source="paper"), "tolerance_source"),
+    (lambda a: a["records"][6].update(measured=0.26), "measured"),
+    (lambda a: a["records"][6].update(kind="check"), "kind"),
 ])
 def test_differences_fail(change, path):
     before = _report()
@@ -108,6 +122,16 @@ def test_differences_fail(change, path):
     assert "DIFFERS" in text and text.endswith("RESULT: DIFFERENT")
 
 
+def test_reported_rows_and_intervals_round_trip():
+    before = _report()
+    by = {r["test"].rsplit("::", 1)[1]: r for r in before["records"]}
+    assert by["test_table[a]"]["verdict"] == "reported" and by["test_table[a]"]["expect"] is None
+    assert by["test_trained[a]"]["verdict"] == "inconclusive"
+    assert len(before["summary"]["inconclusive"]) == 1
+    assert before["summary"]["intervals"]["checks"] == 1        # the reported row is no check
+    assert compare_reports(before, _after(before)).ok
+
+
 def test_unmatched_records_and_summary_fail():
     before = _report()
     after = _after(before)
@@ -116,7 +140,7 @@ def test_unmatched_records_and_summary_fail():
     assert not res.ok and len(res.only_before) == 1 and len(res.only_after) == 1
     assert "unmatched: 1 only in BEFORE, 1 only in AFTER" in format_comparison(res)
     after = _after(before)
-    dropped = after["records"].pop()                      # test_sym[holds]
+    dropped = after["records"].pop(4)                     # test_sym[holds]
     after = dict(after, summary=report_payload(after["records"], None)["summary"])
     res = compare_reports(before, after)
     assert not res.ok and len(res.only_before) == 1 and not res.only_after
@@ -134,7 +158,7 @@ def test_ignore_keys_option_and_key_fields(tmp_path):
                            ignore_keys=("generated", "test", "elapsed")).ok
     # matching on the node id instead: the renamed ids no longer match
     res = compare_reports(before, after, key=("test",), ignore_keys=("generated", "elapsed"))
-    assert len(res.only_before) == 5
+    assert len(res.only_before) == 7
 
 
 def _write(tmp_path, name, data):
@@ -148,7 +172,7 @@ def test_main_exit_codes(tmp_path, capsys):
     b = _write(tmp_path, "before.json", before)
     assert main([b, _write(tmp_path, "after.json", _after(before))]) == 0
     out = capsys.readouterr().out
-    assert "bit-identical:      5" in out and out.rstrip().endswith("RESULT: MATCH")
+    assert "bit-identical:      7" in out and out.rstrip().endswith("RESULT: MATCH")
 
     changed = _after(before)
     changed["records"][0]["verdict"] = "fails"

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claims import harness, report
+from claims import harness, report, runopts, stats
 from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
 from claims.records import (ClaimRecorder, Record, compare, format_value, make_record,
                             records_from_user_properties, to_builtin)
@@ -29,9 +29,11 @@ from claims.seeds import claim_settings, rng_for, seed_for
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
-RECORD_KEYS = {"claim", "paper_ref", "setting", "metric", "measured", "tolerance",
-               "comparator", "verdict", "expect", "details", "test", "profile", "outcome",
-               "xfail_reason", "note", "order"}
+RECORD_KEYS = {"claim", "paper_ref", "setting", "metric", "kind", "measured", "interval",
+               "interval_kind", "n_seeds", "tolerance", "comparator", "tolerance_source",
+               "verdict", "holds_at", "decide", "expect", "details", "test", "profile",
+               "outcome", "xfail_reason", "note", "order"}
+P = {"tolerance_source": "project"}
 
 
 # ------------------------------------------------------------------------------ units
@@ -48,21 +50,35 @@ def test_compare(m, op, t, expected):
 
 def test_make_record_converts_and_validates():
     r = make_record(claim="ar1-optimum", paper_ref="Thm 4.1", metric="z",
-                    measured=np.float32(0.25), tolerance=np.int64(1), comparator="<=",
+                    measured=np.float32(0.25), tolerance=np.int64(1), comparator="<=", **P,
                     setting="a", details={"v": np.arange(2.0), np.int64(3): (1, 2)})
     assert type(r["measured"]) is float and type(r["tolerance"]) is int
     assert r["details"] == {"v": [0.0, 1.0], "3": [1, 2]} and r["verdict"] == "holds"
     assert set(r) == RECORD_KEYS
     r = make_record(claim="x", paper_ref="p", metric="m", measured=np.array(2.5),
-                    tolerance=1, comparator="<=")
+                    tolerance=1, comparator="<=", **P)
     assert r["measured"] == 2.5 and r["verdict"] == "fails"
     bad = dict(claim="x", paper_ref="p", metric="m", measured=1.0, tolerance=1.0,
-               comparator="<=")
+               comparator="<=", **P)
     for change, exc in [({"comparator": "~"}, ValueError), ({"expect": "maybe"}, ValueError),
                         ({"claim": "Bad Id"}, ValueError), ({"paper_ref": " "}, ValueError),
                         ({"measured": [1.0, 2.0]}, TypeError), ({"measured": True}, TypeError),
                         ({"measured": 1j}, TypeError), ({"tolerance": math.nan}, ValueError),
-                        ({"details": {"f": object()}}, TypeError)]:
+                        ({"details": {"f": object()}}, TypeError),
+                        ({"tolerance_source": None}, ValueError),
+                        ({"tolerance_source": "paper's"}, ValueError),
+                        ({"tolerance": None}, ValueError), ({"kind": "table"}, ValueError),
+                        ({"kind": "reported"}, ValueError),       # with a tolerance
+                        ({"interval": (0.0, 2.0), "comparator": "=="}, ValueError),
+                        ({"interval": (1.5, 2.0)}, ValueError),   # must contain measured
+                        ({"interval": (2.0, 0.0)}, ValueError),
+                        ({"interval": (0.0, math.nan)}, ValueError),
+                        ({"interval": (0.0, 1.0, 2.0)}, ValueError),
+                        ({"interval": (0.0, 2.0), "n_seeds": 1}, ValueError),
+                        ({"interval": (0.0, 2.0), "n_seeds": 3, "interval_kind": "mc95"},
+                         ValueError),
+                        ({"interval": (0.0, 2.0), "interval_kind": "boot"}, ValueError),
+                        ({"n_seeds": 3}, ValueError), ({"decide": 3}, ValueError)]:
         with pytest.raises(exc):
             make_record(**{**bad, **change})
 
@@ -70,7 +86,7 @@ def test_make_record_converts_and_validates():
 def test_nan_measured_fails_and_check_raises_even_for_a_control():
     for expect in ("holds", "fails"):
         r = make_record(claim="x", paper_ref="p", metric="m", measured=np.float64("nan"),
-                        tolerance=1.0, comparator="abs<=", expect=expect)
+                        tolerance=1.0, comparator="abs<=", expect=expect, **P)
         assert r["verdict"] == "fails" and "NaN" in r["note"]
         with pytest.raises(AssertionError, match="NaN"):
             Record(r).check()
@@ -84,21 +100,209 @@ def test_record_check_messages():
     item = Item()
     rec = ClaimRecorder(item, "quick")
     ok = rec.record(claim="c", paper_ref="eq. 1", metric="err", measured=0.5, tolerance=1,
-                    comparator="<=")
+                    comparator="<=", **P)
     assert ok.check() is ok and ok.holds and rec.unchecked() == []
     bad = rec.record(claim="c", paper_ref="eq. 1", setting="a", metric="err", measured=2.0,
-                     tolerance=1, comparator="<=")
+                     tolerance=1, comparator="<=", **P)
     with pytest.raises(AssertionError, match=r"claim c \[eq. 1\] setting a: err = 2 violates <= 1"):
         bad.check()
     ctl = rec.record(claim="c", paper_ref="eq. 1", metric="err", measured=0.5, tolerance=1,
-                     comparator="<=", expect="fails")
+                     comparator="<=", expect="fails", **P)
     with pytest.raises(AssertionError, match="negative control unexpectedly holds"):
         ctl.check()
     assert rec.record(claim="c", paper_ref="eq. 1", metric="err", measured=5, tolerance=1,
-                      comparator="<=", expect="fails").check().verdict == "fails"
+                      comparator="<=", expect="fails", **P).check().verdict == "fails"
     props = records_from_user_properties(item.user_properties)
     assert [p["order"] for p in props] == [0, 1, 2, 3]
     assert {p["test"] for p in props} == {"t.py::test"} and props[0]["profile"] == "quick"
+
+
+# ------------------------------------------------------------------ intervals and verdicts
+
+def test_t_interval_against_tables_and_scipy():
+    """Student-t quantiles from printed tables (t_{0.975, 2} = 4.303, t_{0.975, 7} = 2.365)
+    and scipy's own ``t.interval`` as an independent formula for the half-width."""
+    from scipy import stats as st
+    v = [0.0125, -0.0072, 0.0004]
+    mean, lo, hi = stats.t_interval(v)
+    sd = float(np.std(v, ddof=1))
+    assert mean == pytest.approx(0.0019) and hi - mean == pytest.approx(4.303 * sd / 3 ** 0.5,
+                                                                       rel=1e-4)
+    assert (lo, hi) == pytest.approx(st.t.interval(0.95, 2, loc=mean, scale=sd / 3 ** 0.5),
+                                     rel=1e-12)
+    v8 = np.linspace(-1, 1, 8)
+    m8, lo8, hi8 = stats.t_interval(v8)
+    assert hi8 - m8 == pytest.approx(2.365 * np.std(v8, ddof=1) / 8 ** 0.5, rel=1e-3)
+    assert stats.t_interval([2.0, 2.0]) == (2.0, 2.0, 2.0)
+    assert stats.mc_interval(1.0, 0.5) == pytest.approx((1 - 0.98, 1 + 0.98), abs=1e-4)
+    for bad in ([1.0], [], [1.0, math.nan]):
+        with pytest.raises(ValueError):
+            stats.t_interval(bad)
+    with pytest.raises(ValueError):
+        stats.mc_interval(1.0, -1.0)
+    f = stats.seed_fields([1, 2, 3])
+    assert f["measured"] == 2.0 and f["n_seeds"] == 3 and f["interval_kind"] == "t95-seeds"
+    assert stats.mc_fields(1.0, 0.1)["interval_kind"] == "mc95"
+
+
+def test_t_interval_covers_95_percent():
+    """Coverage by simulation: 95 % of 3-seed intervals contain the true mean."""
+    rng = np.random.default_rng(seed_for("test", "coverage"))
+    x = rng.normal(0.3, 2.0, size=(20_000, 3))
+    hits = sum(lo <= 0.3 <= hi for _, lo, hi in map(stats.t_interval, x))
+    assert abs(hits / 20_000 - 0.95) < 4 * (0.95 * 0.05 / 20_000) ** 0.5
+
+
+@pytest.mark.parametrize("lo, hi, cmp_, tol, verdict", [
+    (0.2, 0.9, "<=", 1.0, "holds"), (0.2, 1.0, "<=", 1.0, "holds"),
+    (0.2, 1.1, "<=", 1.0, "inconclusive"), (1.0, 1.2, "<=", 1.0, "inconclusive"),
+    (1.01, 1.2, "<=", 1.0, "fails"), (0.2, 1.0, "<", 1.0, "inconclusive"),
+    (1.0, 1.2, "<", 1.0, "fails"),
+    (1.0, 2.0, ">=", 1.0, "holds"), (0.9, 2.0, ">=", 1.0, "inconclusive"),
+    (0.1, 0.9, ">=", 1.0, "fails"), (1.0, 2.0, ">", 1.0, "inconclusive"),
+    (0.1, 1.0, ">", 1.0, "fails"),
+    (-1.0, 1.0, "abs<=", 1.0, "holds"), (-1.1, 0.5, "abs<=", 1.0, "inconclusive"),
+    (0.5, 1.1, "abs<=", 1.0, "inconclusive"), (-3.0, 3.0, "abs<=", 1.0, "inconclusive"),
+    (1.1, 3.0, "abs<=", 1.0, "fails"), (-3.0, -1.1, "abs<=", 1.0, "fails"),
+])
+def test_interval_verdicts(lo, hi, cmp_, tol, verdict):
+    assert stats.interval_verdict(lo, hi, cmp_, tol) == verdict
+    r = make_record(claim="c", paper_ref="p", metric="m", measured=(lo + hi) / 2,
+                    interval=(lo, hi), tolerance=tol, comparator=cmp_, **P)
+    assert r["verdict"] == verdict and r["interval"] == [lo, hi]
+    assert (r["decide"] is not None) == (verdict == "inconclusive")
+    # holds_at: the tightest tolerance at which the same interval holds
+    at = r["holds_at"]
+    assert at == {"<=": hi, "<": hi, ">=": lo, ">": lo, "abs<=": max(abs(lo), abs(hi))}[cmp_]
+    if cmp_ in ("<=", ">=", "abs<="):
+        assert stats.interval_verdict(lo, hi, cmp_, at) == "holds"
+
+
+def test_holds_at_of_exact_checks():
+    r = make_record(claim="c", paper_ref="p", metric="m", measured=-3e-13, tolerance=1e-12,
+                    comparator="abs<=", **P)
+    assert r["holds_at"] == 3e-13 and r["interval"] is None and r["interval_kind"] is None
+    r = make_record(claim="c", paper_ref="p", metric="m", measured=4, tolerance=0,
+                    comparator="==", tolerance_source="paper")
+    assert r["holds_at"] is None and r["verdict"] == "fails"
+    assert make_record(claim="c", paper_ref="p", metric="m", measured=0.3, tolerance=0.1,
+                       comparator=">=", **P)["holds_at"] == 0.3
+
+
+def test_seeds_to_decide_is_the_smallest_sufficient_n():
+    from scipy import stats as st
+    for mean, sd, cmp_, tol in [(0.0019, 0.0099, "abs<=", 0.01), (-0.0089, 0.0073, "abs<=", 0.01),
+                                (0.0144, 0.0018, "<=", 0.01), (0.0064, 0.0049, "<=", 0.01)]:
+        n = stats.seeds_to_decide(mean, sd, cmp_, tol)
+        dist = stats.distance_to_decision(mean, cmp_, tol)
+        half = lambda k: st.t.ppf(0.975, k - 1) * sd / k ** 0.5  # noqa: E731
+        assert half(n) < dist and (n == 2 or half(n - 1) >= dist), (mean, sd, n)
+    assert stats.seeds_to_decide(0.01, 0.001, "<=", 0.01) is None      # on the boundary
+    assert stats.seeds_to_decide(0.0, 1.0, "abs<=", 1e-6) is None       # beyond MAX_SEEDS
+    # the sd recovered from an interval is the one that built it
+    v = [0.3, 0.1, 0.7, 0.2]
+    _, lo, hi = stats.t_interval(v)
+    assert stats.sd_from_t_interval(lo, hi, 4) == pytest.approx(np.std(v, ddof=1), rel=1e-12)
+
+
+def test_decide_texts():
+    r = make_record(claim="c", paper_ref="p", metric="m", **stats.seed_fields([0.0125, -0.0072, 0.0004]),
+                    tolerance=0.01, comparator="abs<=", **P)
+    assert r["verdict"] == "inconclusive"
+    assert r["decide"].startswith("more seeds: the interval half-width is 0.02")
+    assert "about 9 seeds would resolve it (towards holds" in r["decide"]
+    r = make_record(claim="c", paper_ref="p", metric="m", **stats.mc_fields(1.1, 0.1),
+                    tolerance=1.0, comparator="<=", **P)
+    assert "about 3.8x the samples" in r["decide"] and "towards fails" in r["decide"]
+    r = make_record(claim="c", paper_ref="p", metric="m", **stats.mc_fields(1.1, 0.1),
+                    tolerance=1.0, comparator="<=", decide="ask someone", **P)
+    assert r["decide"] == "ask someone"
+
+
+def test_outcome_rules_of_interval_checks():
+    """holds/inconclusive pass a positive check; a control passes only on fails."""
+    def rec(interval, expect):
+        lo, hi = interval
+        return Record(make_record(claim="c", paper_ref="p", metric="m", measured=(lo + hi) / 2,
+                                  interval=interval, n_seeds=3, tolerance=1.0,
+                                  comparator="<=", expect=expect, **P))
+    assert rec((0.1, 0.9), "holds").check().holds
+    assert rec((0.5, 1.5), "holds").check().inconclusive
+    with pytest.raises(AssertionError, match="violates"):
+        rec((1.5, 2.5), "holds").check()
+    assert rec((1.5, 2.5), "fails").check().verdict == "fails"
+    with pytest.raises(AssertionError, match="negative control is inconclusive.*straddles"):
+        rec((0.5, 1.5), "fails").check()
+    with pytest.raises(AssertionError, match="negative control unexpectedly holds"):
+        rec((0.1, 0.9), "fails").check()
+
+
+def test_reported_rows():
+    class Item:
+        nodeid = "t.py::test_table"
+        user_properties: list = []
+
+    rec = ClaimRecorder(Item(), "quick")
+    row = rec.record(claim="tables", paper_ref="Tab. 2", setting="a", metric="mse",
+                     kind="reported", **stats.seed_fields([0.2, 0.25, 0.3]))
+    assert rec.unchecked() == [] and row.check() is row
+    d = row.data
+    assert d["verdict"] == "reported" and d["expect"] is None and d["holds_at"] is None
+    assert d["tolerance"] is None and d["comparator"] is None and d["tolerance_source"] is None
+    s = report.summarize([dict(d, outcome="passed")])
+    assert s["claims"]["tables"]["checks"] == 0 and s["claims"]["tables"]["reported"] == 1
+    assert s["total"]["interval_checks"] == 0 and s["total"]["ok"]
+    assert report.summary_lines(s)["tables"] == "tables: 0 checks, 1 reported row (no verdict)"
+    for bad in ({"tolerance": 1.0}, {"comparator": "<="}, {"tolerance_source": "project"},
+                {"expect": "holds"}):
+        with pytest.raises(ValueError, match="reported row has no verdict"):
+            make_record(claim="t", paper_ref="p", metric="m", measured=1.0, kind="reported",
+                        **bad)
+
+
+def test_summary_counts_inconclusive_and_intervals():
+    recs = []
+    for iv, expect, outcome in [((0.1, 0.9), "holds", "passed"), ((0.5, 1.5), "holds", "passed"),
+                                ((0.5, 1.5), "holds", "passed"), ((1.5, 2.5), "fails", "passed"),
+                                ((0.5, 1.5), "fails", "failed"), (None, "holds", "passed")]:
+        m = 0.5 if iv is None else sum(iv) / 2
+        r = make_record(claim="c", paper_ref="p", metric="m", measured=m, interval=iv,
+                        n_seeds=None if iv is None else 3, tolerance=1.0, comparator="<=",
+                        expect=expect, **P)
+        r.update(outcome=outcome, test=f"t.py::test_{len(recs)}")
+        recs.append(r)
+    s = report.summarize(recs)
+    t = s["total"]
+    assert (t["checks"], t["hold"], t["inconclusive"], t["controls"], t["unexpected"],
+            t["interval_checks"], t["expected_chance_disagreements"]) == (6, 2, 2, 1, 1, 5, 0.25)
+    assert not t["ok"]
+    lines = report.render_terminal(recs, s)
+    assert any(l.startswith("interval checks: 5 with a 95% interval; about 0.25 (= 0.05 x 5)")
+               for l in lines)
+    inc = report.inconclusive_lines(recs)
+    assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
+    payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})
+    assert payload["schema"] == 2 and len(payload["summary"]["inconclusive"]) == 3
+    assert payload["run"] == {"hypothesis_draws": "derandomized"}
+    assert report.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
+
+
+def test_trained_ar1_passes_stale_before_only_under_retrain(monkeypatch):
+    """claims/_ar1.py hands the --retrain start time to train_cached, and nothing else."""
+    pytest.importorskip("torch")
+    import models.cache
+    from claims import _ar1
+
+    calls = []
+    monkeypatch.setattr(models.cache, "train_cached", lambda config, **kw: calls.append(kw))
+    _ar1.trained_ar1("a", 0, QUICK)
+    try:
+        runopts.set_current(runopts.RunOptions(retrain_before=1234.5))
+        _ar1.trained_ar1("a", 0, QUICK)
+    finally:
+        runopts.reset()
+    assert calls == [{"device": "auto", "progress": False},
+                     {"device": "auto", "progress": False, "stale_before": 1234.5}]
 
 
 def test_to_builtin_torch_and_numbers():
@@ -132,7 +336,10 @@ def test_seeds_are_stable_names_not_workers():
 def test_profiles():
     assert get_profile("quick") is QUICK and get_profile("paper") is PAPER
     assert set(PROFILES) == {"quick", "paper"}
-    assert PAPER.train_steps == 8000 and PAPER.train_batch == 3000 and PAPER.n_seeds == 3
+    assert PAPER.train_steps == 8000 and PAPER.train_batch == 3000
+    assert QUICK.n_seeds == 3 and PAPER.n_seeds == 8        # the paper's 3; our 8, labelled
+    assert "project's choice" in PAPER.description and "paper's 3" in QUICK.description
+    assert "paper's tolerance" not in QUICK.description + PAPER.description
     assert QUICK.coef_rel_tol == PAPER.coef_rel_tol == 0.01
     knobs = ("train_steps", "train_batch", "n_seeds", "mc_trajectories",
              "heldout_sequences", "hypothesis_examples", "multistart")
@@ -156,21 +363,31 @@ def test_profiles():
     assert PAPER.as_dict() == dataclasses.asdict(PAPER)
 
 
-def test_claim_settings(monkeypatch):
-    monkeypatch.delenv("CI", raising=False)
+@pytest.mark.parametrize("ci", [None, "1"])
+def test_claim_settings_always_derandomised(monkeypatch, ci):
+    """Claims draw the same examples whether or not CI is set; --claims-random opts out."""
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
     s = claim_settings(PAPER)
-    assert s.max_examples == 200 and s.deadline is None and s.derandomize is False
-    monkeypatch.setenv("CI", "1")
+    assert s.max_examples == 200 and s.deadline is None and s.derandomize is True
+    assert s.database is None
+    try:
+        runopts.set_current(runopts.RunOptions(random_draws=True))
+        assert claim_settings(QUICK).derandomize is False
+    finally:
+        runopts.reset()
     assert claim_settings(QUICK).derandomize is True
     with pytest.raises(TypeError):
-        claim_settings()   # the profile is always passed in: no global state
+        claim_settings()   # the profile is always passed in
 
 
 def test_write_reports_atomic_and_strict_json(tmp_path):
     recs = [make_record(claim="b", paper_ref="p", metric="m|n", measured=math.nan,
-                        tolerance=1, comparator="<="),
+                        tolerance=1, comparator="<=", **P),
             make_record(claim="a", paper_ref="p", metric="m", measured=math.inf,
-                        tolerance=1, comparator=">=")]
+                        tolerance=1, comparator=">=", **P)]
     for i, r in enumerate(recs):
         r.update(test=f"t::{i}", order=0, outcome="passed")
     j, m = report.write_reports(recs, tmp_path / "out", QUICK.as_dict())
@@ -187,7 +404,7 @@ def test_summary_line_wording():
             [(False, "fails", "passed")] * 2 + [(False, "holds", "xfailed")]:
         r = make_record(claim="ar1-optimum", paper_ref="p", metric="m",
                         measured=0.0 if verdict_holds else 2.0, tolerance=1.0,
-                        comparator="<=", expect=expect)
+                        comparator="<=", expect=expect, **P)
         r["outcome"] = outcome
         recs.append(r)
     lines = report.summary_lines(report.summarize(recs))
@@ -207,29 +424,29 @@ from claims.seeds import seed_for
 
 def test_holds(claim):
     claim.record(claim="alpha", paper_ref="Thm 1", setting="a", metric="|err|",
-                 measured=np.float64(0.5), tolerance=1.0, comparator="<=",
+                 measured=np.float64(0.5), tolerance=1.0, comparator="<=", tolerance_source="project",
                  details={"arr": np.arange(3), "seed": np.int64(seed_for("alpha"))}).check()
 
 
 def test_control(claim):
     claim.record(claim="alpha", paper_ref="Thm 1", setting="asym", metric="|err|",
-                 measured=3.0, tolerance=1.0, comparator="<=", expect="fails").check()
+                 measured=3.0, tolerance=1.0, comparator="<=", tolerance_source="project", expect="fails").check()
 
 
 def test_unexpected(claim):
     claim.record(claim="beta", paper_ref="eq. 2", setting="b", metric="gap",
-                 measured=2.0, tolerance=1.0, comparator="<=").check()
+                 measured=2.0, tolerance=1.0, comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(strict=True, reason="paper's 0.93 does not reproduce")
 def test_known(claim):
     claim.record(claim="beta", paper_ref="Tab. 1", setting="c", metric="r2",
-                 measured=0.5, tolerance=0.9, comparator=">=").check()
+                 measured=0.5, tolerance=0.9, comparator=">=", tolerance_source="project").check()
 
 
 def test_nan(claim):
     rec = claim.record(claim="beta", paper_ref="eq. 3", metric="nan metric",
-                       measured=float("nan"), tolerance=1.0, comparator="abs<=")
+                       measured=float("nan"), tolerance=1.0, comparator="abs<=", tolerance_source="project")
     assert rec.verdict == "fails"
     with pytest.raises(AssertionError, match="NaN"):
         rec.check()
@@ -237,43 +454,70 @@ def test_nan(claim):
 
 def test_unchecked(claim):
     claim.record(claim="gamma", paper_ref="eq. 4", metric="m", measured=1, tolerance=1,
-                 comparator="==")
+                 comparator="==", tolerance_source="project")
 
 
 @pytest.mark.xfail(strict=True, reason="thought not to reproduce")
 def test_xpass(claim):
     claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
-                 comparator="<=").check()
+                 comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(False, reason="condition false: not an xfail", strict=True)
 def test_cond_xfail(claim):
     claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
-                 comparator="<=").check()
+                 comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(1 + 1 == 2, reason="condition true", strict=True)
 @pytest.mark.xfail(False, reason="condition false", strict=True)   # evaluated first
 def test_cond_xpass(claim):
     claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
-                 comparator="<=").check()
+                 comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail("1 + 1 == 2", strict=True)
 def test_str_cond_xpass(claim):
     claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
-                 comparator="<=").check()
+                 comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(raises=ValueError, strict=True, reason="only a ValueError is expected")
 def test_other_error(claim):
     claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
-                 comparator="<=").check()
+                 comparator="<=", tolerance_source="project").check()
     raise TypeError("not the expected error")
 
 
 def test_plain(profile):
     assert profile.name in ("quick", "paper")
+
+
+def test_inconclusive(claim):
+    from claims.stats import seed_fields
+    rec = claim.record(claim="epsilon", paper_ref="eq. 6", setting="a", metric="signed err",
+                       **seed_fields([0.002, 0.012, -0.008]), tolerance=0.01,
+                       comparator="abs<=", tolerance_source="project")
+    assert rec.inconclusive
+    rec.check()
+
+
+def test_control_inconclusive(claim):
+    claim.record(claim="epsilon", paper_ref="eq. 6", setting="asym", metric="gap",
+                 measured=0.012, interval=(0.008, 0.016), tolerance=0.01, comparator="<=",
+                 tolerance_source="project", expect="fails").check()
+
+
+def test_reported(claim):
+    claim.record(claim="epsilon", paper_ref="Tab. 2", setting="a", metric="mse",
+                 kind="reported", measured=0.25, interval=(0.2, 0.3), n_seeds=3)
+
+
+@pytest.mark.xfail(strict=True, reason="listed although its interval contains 1 %")
+def test_xfail_inconclusive(claim):
+    claim.record(claim="epsilon", paper_ref="eq. 6", setting="d", metric="odd share",
+                 measured=0.0144, interval=(0.0098, 0.0189), n_seeds=3, tolerance=0.01,
+                 comparator="<=", tolerance_source="project").check()
 '''
 
 EXPECTED = {  # test name -> outcome of its records
@@ -281,6 +525,8 @@ EXPECTED = {  # test name -> outcome of its records
     "test_known": "xfailed", "test_nan": "passed", "test_unchecked": "error",
     "test_xpass": "failed", "test_cond_xfail": "passed", "test_cond_xpass": "failed",
     "test_str_cond_xpass": "failed", "test_other_error": "failed",
+    "test_inconclusive": "passed", "test_control_inconclusive": "failed",
+    "test_reported": "passed", "test_xfail_inconclusive": "failed",
 }
 
 
@@ -305,13 +551,14 @@ def _load(path: Path) -> dict:
 
 def _check_report(result, pytester, profile="quick"):
     # test_unchecked passes its call phase and errors at teardown
-    result.assert_outcomes(passed=6, failed=5, xfailed=1, errors=1)
+    result.assert_outcomes(passed=8, failed=7, xfailed=1, errors=1)
     out = result.stdout.str()
     assert f"claims (profile {profile})" in out
     result.stdout.fnmatch_lines([
-        "claim*paper ref*setting*metric*measured*criterion*verdict*expected*outcome",
-        "alpha*Thm 1*asym*|err|*3*<= 1*fails*fails*passed",
-        "alpha*Thm 1*a*|err|*0.5*<= 1*holds*holds*passed",
+        "claim*paper ref*setting*metric*measured*95% interval*basis*holds at*criterion*"
+        "tol. by*verdict*expected*outcome",
+        "alpha*Thm 1*asym*|err|*3*-*exact*3*<= 1*project*fails*fails*passed",
+        "alpha*Thm 1*a*|err|*0.5*-*exact*0.5*<= 1*project*holds*holds*passed",
         "*alpha: 2 checks, 1 holds, 1 negative control fails as expected",
         "beta*Tab. 1*c*r2*0.5*>= 0.9*fails*holds*xfailed",
         "*beta: 3 checks, 1 not reproduced (xfail), 2 UNEXPECTED verdict, 1 in FAILING tests",
@@ -319,8 +566,25 @@ def _check_report(result, pytester, profile="quick"):
         "*note  test_nan: measured is NaN*",
         "*delta: 5 checks, 5 hold, 4 in FAILING tests",
         "*note  test_xpass: XPASS(strict)*",
+        "epsilon*eq. 6*asym*gap*0.012*[[]0.008, 0.016]*MC 1.96 SE*0.016*<= 0.01*project*"
+        "inconclusive*fails*failed",
+        "epsilon*eq. 6*a*signed err*0.002*[[]-0.0228*, 0.0268*]*t, 3 seeds*0.0268*abs<= 0.01*"
+        "project*inconclusive*holds*passed",
+        "epsilon*Tab. 2*a*mse*0.25*[[]0.2, 0.3]*t, 3 seeds*-*-*-*reported*-*passed",
+        "*epsilon: 3 checks, 2 inconclusive, 1 UNEXPECTED verdict, 2 in FAILING tests, "
+        "1 reported row (no verdict)",
+        "*note  test_xfail_inconclusive: XPASS(strict)*",
         "*gamma: 1 check, 1 holds, 1 in FAILING tests",
-        "4 claims, 11 checks*NEEDS ATTENTION",
+        "interval checks: 3 with a 95% interval; about 0.15 (= 0.05 x 3) expected*",
+        "inconclusive checks: 3 *",
+        "  - epsilon [[]asym] test_control_inconclusive NEGATIVE CONTROL: gap: 0.012, interval "
+        "[[]0.008, 0.016] (MC 1.96 SE) against <= 0.01",
+        "      more Monte Carlo samples: the interval half-width is 0.004 against a "
+        "tolerance of 0.01; * about 4x the samples would resolve it (towards fails)*",
+        "  - epsilon [[]a] test_inconclusive: signed err: 0.002, interval *",
+        "      more seeds: *about * seeds would resolve it (towards holds, if the mean stays;"
+        " n = 3 now)",
+        "5 claims, 14 checks*NEEDS ATTENTION",
     ])
     data = _load(pytester.path / "reports" / "claims.json")
     assert {"records", "profile", "generated", "summary"} <= set(data)
@@ -350,6 +614,23 @@ def _check_report(result, pytester, profile="quick"):
     assert data["summary"]["total"]["ok"] is False
     md = (pytester.path / "reports" / "claims.md").read_text(encoding="utf-8")
     assert "## alpha" in md and "\\|err\\|" in md and "paper's 0.93 does not reproduce" in md
+    assert "## Inconclusive checks" in md and "NEGATIVE CONTROL: fails its test" in md
+    assert "interval checks: 3 with a 95% interval" in md
+    assert by["test_reported"]["verdict"] == "reported" and by["test_reported"]["expect"] is None
+    assert by["test_reported"]["holds_at"] is None and by["test_reported"]["tolerance"] is None
+    assert by["test_inconclusive"]["interval_kind"] == "t95-seeds"
+    assert by["test_inconclusive"]["n_seeds"] == 3 and by["test_inconclusive"]["decide"]
+    assert by["test_control_inconclusive"]["interval_kind"] == "mc95"
+    assert by["test_xfail_inconclusive"]["verdict"] == "inconclusive"
+    assert "XPASS(strict)" in by["test_xfail_inconclusive"]["note"]
+    summ = data["summary"]
+    assert summ["intervals"]["checks"] == 3 and summ["intervals"]["level"] == 0.95
+    assert summ["intervals"]["expected_chance_disagreements"] == 0.15
+    assert sorted(r["test"].split("::")[-1] for r in summ["inconclusive"]) == [
+        "test_control_inconclusive", "test_inconclusive", "test_xfail_inconclusive"]
+    assert all(r["decide"] for r in summ["inconclusive"])
+    assert summ["claims"]["epsilon"]["reported"] == 1 and summ["total"]["inconclusive"] == 2
+    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False}
     return data
 
 
@@ -374,6 +655,77 @@ def test_plugin_options(project):
     bogus = project.runpytest("--profile", "bogus")
     assert bogus.ret == pytest.ExitCode.USAGE_ERROR
     assert "--profile" in bogus.stderr.str() and "bogus" in bogus.stderr.str()
+
+
+RUNOPTS_DEMO = """
+import pytest
+
+from claims import runopts
+from claims.seeds import claim_settings
+
+
+@pytest.mark.parametrize("i", range(4))
+def test_opts(claim, profile, i):
+    o = runopts.current()
+    claim.record(claim="opts", paper_ref="-", metric=f"retrain_before {i}", kind="reported",
+                 measured=-1.0 if o.retrain_before is None else o.retrain_before,
+                 details={"derandomize": claim_settings(profile).derandomize})
+"""
+
+
+@pytest.fixture
+def opts_project(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
+    pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')
+    pytester.makepyfile(test_opts=RUNOPTS_DEMO)
+    return pytester
+
+
+def _opts(pytester, *args):
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=4)
+    data = json.loads((pytester.path / "reports" / "claims.json").read_text())
+    return data, result.stdout.str()
+
+
+def test_claims_random_option(opts_project):
+    data, _ = _opts(opts_project, "-n", "2")
+    assert {r["details"]["derandomize"] for r in data["records"]} == {True}
+    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False}
+    data, out = _opts(opts_project, "-n", "2", "--claims-random")
+    assert {r["details"]["derandomize"] for r in data["records"]} == {False}
+    assert data["run"]["hypothesis_draws"] == "random" and "hypothesis_draws = random" in out
+    assert runopts.current() == runopts.RunOptions()       # reset after the run
+
+
+def test_retrain_option_hands_the_start_time_to_every_worker(opts_project, monkeypatch):
+    pytest.importorskip("torch")
+    import time
+
+    import models.cache
+
+    def with_stale_before(config, *, cache_dir=None, device="auto", progress=None,
+                          stale_before=None):
+        raise AssertionError("not called by this demo")
+
+    monkeypatch.setattr(models.cache, "train_cached", with_stale_before)
+    t0 = time.time()
+    data, _ = _opts(opts_project, "-n", "2", "--retrain")
+    t1 = time.time()
+    stamps = {r["measured"] for r in data["records"]}
+    assert len(stamps) == 1 and t0 <= stamps.pop() <= t1          # one session time, all workers
+    assert {r["details"]["derandomize"] for r in data["records"]} == {True}
+    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": True}
+    data, _ = _opts(opts_project)                                  # without it: no time at all
+    assert {r["measured"] for r in data["records"]} == {-1.0}
+
+    monkeypatch.setattr(models.cache, "train_cached", lambda config, **kw: None)
+    result = opts_project.runpytest("--retrain")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "takes no stale_before" in result.stderr.str()
 
 
 def test_plugin_silent_without_records(pytester):
