@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _procs import clean_env, run_bounded
 
 from claims.compare import compare_reports, format_comparison, function_name, main
 from claims.profiles import QUICK
@@ -202,8 +201,6 @@ def test_module_runs_as_a_script(tmp_path):
     before = _report()
     b = _write(tmp_path, "before.json", before)
     a = _write(tmp_path, "after.json", _after(before))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-    proc = subprocess.run([sys.executable, "-m", "claims.compare", b, a], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = run_bounded([sys.executable, "-m", "claims.compare", b, a], env=clean_env(REPO),
+                       timeout=120)
     assert proc.returncode == 0 and "RESULT: MATCH" in proc.stdout, proc.stdout + proc.stderr

@@ -13,12 +13,12 @@ import dataclasses
 import json
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _procs import clean_env, run_bounded
 
 from claims import harness, report, runopts, stats
 from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
@@ -741,14 +741,10 @@ def test_plugin_silent_without_records(pytester):
                          ids=["option-first", "path-first"])
 def test_profile_option_from_the_repository_root(args, tmp_path):
     """The root conftest.py loads the plugin early enough for ``--profile`` anywhere."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_XDIST_WORKER", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [
-        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    proc = subprocess.run(
+    proc = run_bounded(
         [sys.executable, "-m", "pytest", *args, "--collect-only", "-q", "-p", "no:cacheprovider",
          "--claims-report", str(tmp_path / "reports")],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+        cwd=REPO, env=clean_env(REPO), timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "test_training_run" in proc.stdout
     assert not (tmp_path / "reports").exists()     # nothing recorded, no report
