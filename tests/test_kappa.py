@@ -279,7 +279,7 @@ def test_negative_control_wrong_prefactor_and_window():
     assert not math.isclose(wrong_window, REF, rel_tol=1e-3)
     # the engines agree with each other on the wrong window too (so it is the window,
     # not the engine, that the reference rejects)
-    qn, qd = kappa_exact._quad_parts(30, 5, 0.01, 0.01, 1.0, shifted)
+    qn, qd = kappa_exact._quad_parts(30, np.full(5, 0.01), 1.0, 0.01 / 5, shifted)
     assert abs(28 * qn / qd / wrong_window - 1) < TOL
     # (iii) standard deviations taken as variances
     assert not math.isclose(float(kappa_exact_a(30, 5, "1/10", "1/10")), REF, rel_tol=1e-3)
@@ -322,9 +322,12 @@ def test_bad_T_d(fn):
 def test_bad_method_and_setting():
     with pytest.raises(ValueError, match="^method"):
         kappa(LDSFamily("a", T=5, d=1), method="newton")
-    for meth in ("exact-rational", "gauss-legendre", "exact", "quadrature"):
+    for meth in ("exact-rational", "exact"):
         with pytest.raises(ValueError, match="^method"):
             kappa(LDSFamily("b", T=5, d=1), method=meth)
+    for meth in ("gauss-legendre", "quadrature"):        # setting d is no coordinate mixture
+        with pytest.raises(ValueError, match="^method"):
+            kappa(LDSFamily("d", T=5, d=1), method=meth)
     with pytest.raises(ValueError, match="^family"):
         kappa("a")
     with pytest.raises(ValueError, match="^m "):
@@ -346,3 +349,17 @@ def test_result_is_frozen():
                       numerator=1.0, denominator=1.0, details={})
     with pytest.raises(AttributeError):
         res.kappa = 2.0
+
+
+@pytest.mark.parametrize("setting", ["b", "c", "asym"])
+def test_quadrature_kappa_of_mixture_settings_matches_monte_carlo(setting):
+    """Gauss-Legendre kappa of eq. 15's forms (settings b, c, control) against the Monte
+    Carlo over systems with exact per-system moments (an independent route: no quadrature,
+    no coordinate reduction), within 4 standard errors; small T and d keep it cheap.
+    Control: the prefactor T-1 instead of T-2 is rejected by the same comparison."""
+    fam = LDSFamily(setting, T=6, d=3, sigma_w=0.3, sigma_v=0.2)
+    q = kappa(fam, method="gauss-legendre")
+    mc = kappa_mc_moments(fam, 100_000, np.random.default_rng(17))
+    assert abs(q.kappa - mc.kappa) < 4 * mc.stderr, (q.kappa, mc.kappa, mc.stderr)
+    wrong = q.kappa * (fam.T - 1) / (fam.T - 2)
+    assert abs(wrong - mc.kappa) > 4 * mc.stderr, (wrong, mc.kappa, mc.stderr)

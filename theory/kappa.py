@@ -40,8 +40,10 @@ from fractions import Fraction
 import numpy as np
 
 from .kappa_exact import (
+    QUADRATURE_SETTINGS,
     kappa_exact_a,
     kappa_moments_exact_a,
+    kappa_moments_quadrature,
     kappa_moments_quadrature_a,
     kappa_quadrature_a,
 )
@@ -57,6 +59,7 @@ __all__ = [
     "kappa_moments_exact_a",
     "kappa_quadrature_a",
     "kappa_moments_quadrature_a",
+    "kappa_moments_quadrature",
     "kappa_mc_moments",
     "kappa_mc_trajectories",
     "moment_forms",
@@ -211,9 +214,12 @@ def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: in
     if meth not in METHODS:
         raise ValueError(f"method must be 'auto' or one of {METHODS} (aliases {tuple(_ALIASES)}), "
                          f"got {method!r}")
-    if meth in ("exact-rational", "gauss-legendre") and family.setting != "a":
+    if meth == "exact-rational" and family.setting != "a":
         raise ValueError(f"method {method!r} is only available for setting 'a', "
-                         f"got setting {family.setting!r}; use 'mc-moments'")
+                         f"got setting {family.setting!r}; use 'gauss-legendre' or 'mc-moments'")
+    if meth == "gauss-legendre" and family.setting not in QUADRATURE_SETTINGS:
+        raise ValueError(f"method {method!r} is only available for settings "
+                         f"{QUADRATURE_SETTINGS}, got setting {family.setting!r}; use 'mc-moments'")
     base = _family_details(family)
     if meth == "exact-rational":
         sw2, sv2, s02 = _family_variances(family)
@@ -223,8 +229,7 @@ def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: in
         return KappaResult(kappa=float(ex), exact=ex, stderr=0.0, method=meth,
                            numerator=float(num), denominator=float(den), details=det)
     if meth == "gauss-legendre":
-        sw2, sv2, s02 = (float(family.sigma_w) ** 2, float(family.sigma_v) ** 2, float(family.sigma_0) ** 2)
-        num, den = kappa_moments_quadrature_a(family.T, family.d, sw2, sv2, s02)
+        num, den = kappa_moments_quadrature(family)
         det = base | {"nodes": 3 * family.T + 1}
         return KappaResult(kappa=(family.T - 2) * num / den, exact=None, stderr=0.0, method=meth,
                            numerator=num, denominator=den, details=det)
