@@ -143,8 +143,9 @@ def inconclusive_lines(records: Iterable[Mapping]) -> list[str]:
     rows = _inconclusive(records)
     if not rows:
         return ["inconclusive checks: none"]
-    out = [f"inconclusive checks: {len(rows)} (they pass; a negative control among them "
-           "fails its test) -- what would decide each:"]
+    controls = sum(r.get("expect") == "fails" for r in rows)
+    out = [f"inconclusive checks: {len(rows)} ({len(rows) - controls} positive, passing; "
+           f"{controls} negative control(s), failing their test) -- what would decide each:"]
     for r in rows:
         ctl = " NEGATIVE CONTROL" if r.get("expect") == "fails" else ""
         out.append(f"  - {_where(r)}{ctl}: {r['metric']}: {format_value(r['measured'])}, "

@@ -576,7 +576,8 @@ def _check_report(result, pytester, profile="quick"):
         "*note  test_xfail_inconclusive: XPASS(strict)*",
         "*gamma: 1 check, 1 holds, 1 in FAILING tests",
         "interval checks: 3 with a 95% interval; about 0.15 (= 0.05 x 3) expected*",
-        "inconclusive checks: 3 *",
+        "inconclusive checks: 3 (2 positive, passing; 1 negative control(s), failing their "
+        "test)*",
         "  - epsilon [[]asym] test_control_inconclusive NEGATIVE CONTROL: gap: 0.012, interval "
         "[[]0.008, 0.016] (MC 1.96 SE) against <= 0.01",
         "      more Monte Carlo samples: the interval half-width is 0.004 against a "
