@@ -19,7 +19,11 @@ observation, so Magnus' formulas for Gaussian quadratic forms Q_i = y^T A_i y
                   t_i = tr(K A_i), t_ij = tr(K A_i K A_j), t123 = tr(K A1 K A2 K A3).
 
 Here every A is either the context form B_(r,l) (sum_t y_{t+r} y_{t+l} = y^T B y) or a
-rank-<=2 query form, so each moment costs O(T^2) per system.
+rank-<=2 query form, and every trace is a sum of entries of four "shift tables", each
+one batched matrix product over all shifts (section "shift tables" below): all of M
+and c for one covariance cost O((s+1)^6 n^2) flops, without a loop over feature pairs
+(docs/math.md section 5.6).  The features F_(r,l,m) = F_(l,r,m) coincide, so the work is
+done on the reduced features (r <= l, m) and expanded (:func:`reduced_index`).
 
 Over a random A the moments are expectations of these multilinear forms.  For the
 diagonal settings ("a", "c", "asym") the d coordinates are independent, K = sum_k G_k
@@ -31,7 +35,8 @@ K = sum_k w_k G_k, w = d * Dirichlet(1/2, ..., 1/2) (see _coordinate_weight_mome
 it is exact too.  G, the quadrature and its combinatorics over coordinate patterns are
 :func:`theory.coordinate.mixture_quadrature` (the engine of kappa's quadrature route
 too).  For setting "d" the moments are averaged over sampled systems (exact per system,
-Monte Carlo over A), with standard errors.
+Monte Carlo over A), with standard errors and batch means; theory.mc_moments has the
+cheaper raw-trajectory route.
 
 Worked example: for s = 1, F = (C00 y_{T-1}, C01 y_{T-1}, C10 y_{T-1}, C11 y_{T-1}),
 c[1] = E[C01 y_{T-1} y_T] = E[y_{T-1} y_T S]/n and M[1, 1] = E[y_{T-1}^2 S^2]/n^2, so
@@ -53,6 +58,9 @@ __all__ = [
     "gaussian_feature_moments",
     "PopulationMoments",
     "population_moments",
+    "context_pairs",
+    "reduced_index",
+    "expand_reduced",
     "beta_from_weights",
     "population_loss",
 ]
@@ -75,122 +83,151 @@ def feature_parity(s: int) -> np.ndarray:
     return np.array([1 if (r + l + m + s) % 2 == 0 else -1 for r, l, m in feature_list(s)])
 
 
-# ----------------------------------------------------------------- structured forms
+# ----------------------------------------------------------------- shift tables
+#
+# C is symmetric, so F_(r,l,m) = F_(l,r,m): the moments are computed for the reduced
+# features (r <= l, m), P s of them (P = (s+1)(s+2)/2 context pairs), and expanded.
+# The context form of C[r, l] (0-based) is B_rl = (S_r^T S_l + S_l^T S_r) / 2 with S_a the
+# n x T selection (S_a y)_t = y[t + a], and the query forms are A_kk' = (e_p e_p'^T +
+# e_p' e_p^T) / 2, p = q0 + k, p' = q0 + k', at the last s + 1 positions (q0 = n =
+# T - s - 1; k = s is y_T).  Every trace of Magnus' formulas (module doc) is a sum of
+# entries of four shift tables, each one batched matrix product over all shifts:
+#
+#   D_Y[a, b]            = sum_t Y[t+a, t+b]                    = tr(Y S_b^T S_a)
+#   R_YX[k, a, b, k']    = sum_t Y[p, t+a] X[t+b, p']           = (Y S_a^T S_b X)[p, p']
+#   Q_YZ[a, b, c, d]     = sum_{t,u} Y[t+a, u+d] Z[t+b, u+c]    = tr(Y S_a^T S_b Z S_c^T S_d)
+#   W[k, a, b, c, d, k'] = sum_{t,u} Y[p, t+a] Z[t+b, u+c] X[u+d, p']
+#                                                               = (Y S_a^T S_b Z S_c^T S_d X)[p, p']
+#
+# (Q uses Y = Y^T), and averaging over (a, b) <-> (b, a), (c, d) <-> (d, c) and
+# k <-> k' gives the traces with the symmetric forms.  Cost O((s+1)^6 n^2) flops per
+# covariance and no Python loop over feature pairs (docs/math.md section 5.6).
 
 
-@dataclass(frozen=True)
-class _Ctx:
-    """Context form B_(r,l): y^T B y = sum_{t=0}^{n-1} y[t+r] y[t+l] (B symmetrised)."""
-
-    r: int
-    l: int
-    n: int
-
-    def right(self, X):
-        """X B for X (..., T, T)."""
-        out = np.zeros_like(X)
-        r, l, n = self.r, self.l, self.n
-        out[..., :, l:l + n] += 0.5 * X[..., :, r:r + n]
-        out[..., :, r:r + n] += 0.5 * X[..., :, l:l + n]
-        return out
-
-    def vec(self, x):
-        """B x for x (..., T)."""
-        out = np.zeros_like(x)
-        r, l, n = self.r, self.l, self.n
-        out[..., l:l + n] += 0.5 * x[..., r:r + n]
-        out[..., r:r + n] += 0.5 * x[..., l:l + n]
-        return out
-
-    def tr(self, X):
-        """tr(X B)."""
-        r, l, n = self.r, self.l, self.n
-        idx = np.arange(n)
-        return 0.5 * (X[..., idx + r, idx + l] + X[..., idx + l, idx + r]).sum(-1)
+def context_pairs(s: int) -> tuple[np.ndarray, np.ndarray]:
+    """The P = (s+1)(s+2)/2 unordered context pairs (r, l), r <= l, 0-based, row-major."""
+    return np.triu_indices(s + 1)
 
 
-@dataclass(frozen=True)
-class _Pair:
-    """Rank-<=2 form y^T A y = y[p] y[q] (A = (e_p e_q^T + e_q e_p^T)/2)."""
-
-    p: int
-    q: int
-
-    def tr(self, X):
-        return 0.5 * (X[..., self.q, self.p] + X[..., self.p, self.q])
+def reduced_index(s: int) -> np.ndarray:
+    """For each feature (r, l, m) of :func:`feature_list`, its reduced index i(min, max) s + m."""
+    s = check_positive_int("s", s)
+    ri, li = context_pairs(s)
+    pair = np.empty((s + 1, s + 1), dtype=int)
+    pair[ri, li] = pair[li, ri] = np.arange(ri.size)
+    return np.array([pair[r, l] * s + m for r, l, m in feature_list(s)])
 
 
-def _t2(X, A1, Y, A2):
-    """tr(X A1 Y A2), A1 a _Pair, A2 a context form: 1/2 (Y A2 X)[q,p] + 1/2 (Y A2 X)[p,q]."""
-    p, q = A1.p, A1.q
+def _tables(s: int, T: int, X, Y, Z):
+    """Symmetrised traces on the reduced features (batch axes first, broadcast).
 
-    def ybx(i, j):     # (Y B X)[i, j] = (B Y[i, :])^T X[:, j]   (B symmetric)
-        return np.einsum("...k,...k->...", A2.vec(Y[..., i, :]), X[..., :, j])
-    return 0.5 * (ybx(q, p) + ybx(p, q))
+    Returns n, t1[k, k'], t2[i], t3[j], t12[k, i, k'], t13[k, j, k'], t23[i, j],
+    t123[k, i, j, k'] (k, k' < s in t123) for context pairs i, j: t1 = tr(X A_kk'),
+    t2 = tr(Y B_i), t3 = tr(Z B_j), t12 = tr(X A Y B_i), t13 = tr(X A Z B_j),
+    t23 = tr(Y B_i Z B_j), t123 = tr(X A Y B_i Z B_j).
+    """
+    n = q0 = T - s - 1
+    S, t = np.arange(s + 1), np.arange(n)
+    Qp = q0 + S
+    ri, li = context_pairs(s)
+    ab, ba = ri * (s + 1) + li, li * (s + 1) + ri            # flat (a, b) of each pair, both orders
+
+    def D(V):                                                 # tr(V B_i) = (D[l, r] + D[r, l]) / 2
+        return 0.5 * (V[..., ri[:, None] + t, li[:, None] + t].sum(-1)
+                      + V[..., li[:, None] + t, ri[:, None] + t].sum(-1))
+
+    def rows(V, K):                                           # V[q0+k, t+a]: (.., K (s+1), n)
+        g = V[..., q0 + np.arange(K)[:, None, None], S[None, :, None] + t]
+        return g.reshape(g.shape[:-3] + (K * (s + 1), n))
+
+    def band(V, K):                                           # V[t+b, q0+k']: (.., n, (s+1) K)
+        g = V[..., t[:, None, None] + S[None, :, None], q0 + np.arange(K)[None, None, :]]
+        return g.reshape(g.shape[:-3] + (n, (s + 1) * K))
+
+    def sym_pairs(x, axis):                                   # flat (a, b) axis -> pairs i, averaged
+        x = np.moveaxis(x, axis, -1)
+        return np.moveaxis(0.5 * (x[..., ab] + x[..., ba]), -1, axis)
+
+    def R(V, U):                                              # t12-type table [k, i, k'] (k, k' in 0..s)
+        r4 = rows(V, s + 1) @ band(U, s + 1)                  # [(k, a), (b, k')]
+        r4 = r4.reshape(r4.shape[:-2] + (s + 1, (s + 1) ** 2, s + 1))
+        r4 = sym_pairs(r4, -2)
+        return 0.5 * (r4 + np.swapaxes(r4, -3, -1))
+
+    t1 = 0.5 * (X[..., Qp[:, None], Qp] + X[..., Qp, Qp[:, None]])
+    t2 = D(Y)
+    t3 = t2 if Z is Y else D(Z)
+    t12 = R(Y, X)
+    t13 = t12 if Z is Y else R(Z, X)
+
+    # t23 from Q_YZ: Yg[a, d, t, u] = Y[t+a, u+d], Zg[b, c, t, u] = Z[t+b, u+c] (one gather)
+    gi = S[:, None, None, None] + t[None, None, :, None], S[None, :, None, None] + t[None, None, None, :]
+
+    def flat(g):
+        return g.reshape(g.shape[:-4] + ((s + 1) ** 2, n * n))
+    Zg = flat(Z[..., gi[0], gi[1]])
+    Yg = Zg if Z is Y else flat(Y[..., gi[0], gi[1]])
+    q4 = Yg @ np.swapaxes(Zg, -1, -2)                          # [(a, d), (b, c)]
+    q4 = q4.reshape(q4.shape[:-2] + (s + 1, s + 1, s + 1, s + 1))
+    q4 = np.moveaxis(q4, -3, -1).reshape(q4.shape[:-4] + ((s + 1) ** 2, (s + 1) ** 2))   # [(a, b), (c, d)]
+    t23 = sym_pairs(sym_pairs(q4, -2), -1)
+
+    # t123: U[k, a, (b, c, u)] = sum_t Y[q0+k, t+a] Z[t+b, u+c];  W = U X[u+d, q0+k']
+    Zt = Z[..., t[:, None, None, None] + S[None, :, None, None], S[None, None, :, None] + t[None, None, None, :]]
+    U = rows(Y, s) @ Zt.reshape(Zt.shape[:-4] + (n, (s + 1) ** 2 * n))
+    W = U.reshape(U.shape[:-2] + (s * (s + 1) ** 3, n)) @ band(X, s)           # [(k, a, b, c), (d, k')]
+    W = W.reshape(W.shape[:-2] + (s, (s + 1) ** 2, (s + 1) ** 2, s))          # [k, (a, b), (c, d), k']
+    W = sym_pairs(sym_pairs(W, -3), -2)
+    t123 = 0.5 * (W + np.swapaxes(W, -4, -1))
+    return n, t1, t2, t3, t12, t13, t23, t123
 
 
-def _t2_ctx(Y, A2, Z, A3):
-    """tr(Y A2 Z A3) for two context forms: sum((Y A2) * (Z A3)^T)."""
-    return np.einsum("...ij,...ji->...", A2.right(Y), A3.right(Z))
+def _reduced_moments(s, T, X, Y, Z):
+    """(M, c) on the reduced features (i, m), multilinear in (X, Y, Z); X, Y, Z symmetric.
+
+    Magnus' E[Q1 Q2 Q3] with Q1 = y_(q0+m) y_(q0+m2) (X), Q2 = C_i (Y), Q3 = C_j (Z), and
+    E[Q1 Q2] for c (Q1 = y_(q0+m) y_T).  The entry (a, b), a <= b, is evaluated with
+    (Y, Z) on (a, b) and mirrored: any multilinear form with M3(K, K, K) = E[F_a F_b]
+    gives the exact expectation once summed over all coordinate patterns
+    (theory.coordinate.mixture_quadrature).
+    """
+    n, t1, t2, t3, t12, t13, t23, t123 = _tables(s, T, X, Y, Z)
+    P = t2.shape[-1]
+    u1 = t1[..., None, :s, None, :s]                                   # axes [i, m, j, m2]
+    u2, u3 = t2[..., :, None, None, None], t3[..., None, None, :, None]
+    full = (u1 * u2 * u3
+            + 2.0 * (u1 * t23[..., :, None, :, None] + u2 * t13[..., None, :s, :, :s]
+                     + u3 * np.swapaxes(t12[..., :s, :, :s], -3, -2)[..., :, :, None, :])
+            + 8.0 * np.swapaxes(t123, -4, -3)) / n ** 2
+    f = P * s
+    full = full.reshape(full.shape[:-4] + (f, f))
+    M = np.where(np.triu(np.ones((f, f), dtype=bool)), full, np.swapaxes(full, -1, -2))
+    c = (t1[..., None, :s, s] * t2[..., :, None] + 2.0 * np.swapaxes(t12[..., :s, :, s], -1, -2)) / n
+    return M, c.reshape(c.shape[:-2] + (f,))
 
 
-def _t3(X, A1, Y, A2, Z, A3):
-    """tr(X A1 Y A2 Z A3) with A1 a _Pair and A2, A3 context forms: O(T^2)."""
-    p, q = A1.p, A1.q
-
-    def entry(i, j):   # (Y A2 Z A3 X)[i, j] = (A2 Y[i,:])^T Z (A3 X[:, j])
-        u = A2.vec(Y[..., i, :])
-        w = A3.vec(X[..., :, j])
-        return np.einsum("...k,...kl,...l->...", u, Z, w)
-    return 0.5 * (entry(q, p) + entry(p, q))
-
-
-def _m2(X, A1, Y, A2):
-    """Multilinear E[Q1 Q2]: tr(X A1) tr(Y A2) + 2 tr(X A1 Y A2) (A1 a _Pair)."""
-    return A1.tr(X) * A2.tr(Y) + 2.0 * _t2(X, A1, Y, A2)
-
-
-def _m3(X, A1, Y, A2, Z, A3):
-    """Multilinear E[Q1 Q2 Q3] (A1 a _Pair, A2, A3 context forms); M3(K,K,K) = E[Q1Q2Q3]."""
-    t1, t2, t3 = A1.tr(X), A2.tr(Y), A3.tr(Z)
-    return (t1 * t2 * t3
-            + 2.0 * (t1 * _t2_ctx(Y, A2, Z, A3) + t2 * _t2(X, A1, Z, A3) + t3 * _t2(X, A1, Y, A2))
-            + 8.0 * _t3(X, A1, Y, A2, Z, A3))
-
-
-def _forms(s: int, T: int):
-    n = T - s - 1
-    ctx = {(r, l): _Ctx(r, l, n) for r in range(s + 1) for l in range(s + 1)}
-    q0 = T - s - 1                      # 0-based position of z_q[0] = y_{T-s}
-    return n, ctx, q0
+def expand_reduced(s, M, c):
+    """Reduced (M, c) -> the full feature order of :func:`feature_list`."""
+    idx = reduced_index(s)
+    return M[..., idx[:, None], idx[None, :]], c[..., idx]
 
 
 def _feature_moments_multilinear(s, T, X, Y, Z):
-    """(M, c) as multilinear forms in (X, Y, Z) (c uses (X, Y)); arrays broadcast."""
-    n, ctx, q0 = _forms(s, T)
-    feats = feature_list(s)
-    f = len(feats)
-    batch = np.broadcast_shapes(X.shape[:-2], Y.shape[:-2], Z.shape[:-2])
-    M = np.empty(batch + (f, f))
-    c = np.empty(batch + (f,))
-    for a, (r, l, m) in enumerate(feats):
-        c[..., a] = _m2(X, _Pair(q0 + m, T - 1), Y, ctx[(r, l)]) / n
-        for b in range(a, f):
-            r2, l2, m2 = feats[b]
-            val = _m3(X, _Pair(q0 + m, q0 + m2), Y, ctx[(r, l)], Z, ctx[(r2, l2)]) / n ** 2
-            M[..., a, b] = val
-            # Any multilinear form with M3(K, K, K) = E[F_a F_b] yields the exact expectation
-            # once summed over all coordinate patterns, so the mirror entry may reuse it.
-            M[..., b, a] = val
-    return M, c
+    """(M, c) in the full feature order, multilinear in symmetric (X, Y, Z); arrays broadcast."""
+    return expand_reduced(s, *_reduced_moments(s, T, X, Y, Z))
 
 
 def gaussian_feature_moments(K, s: int):
-    """Exact (M, c, v) of the features for y ~ N(0, K): K (..., T, T) -> (..., f, f), (..., f), (...)."""
+    """Exact (M, c, v) of the features for y ~ N(0, K): K (..., T, T) -> (..., f, f), (..., f), (...).
+
+    K must be symmetric (a covariance); it is symmetrised as (K + K^T) / 2, which leaves an
+    exactly symmetric K bit for bit unchanged.
+    """
     K = check_finite_array("K", K, ndim=None)
     if K.ndim < 2 or K.shape[-1] != K.shape[-2]:
         raise ValueError(f"K must be (..., T, T), got shape {K.shape}")
     s, T = check_window(s, K.shape[-1])
+    K = 0.5 * (K + np.swapaxes(K, -1, -2))
     M, c = _feature_moments_multilinear(s, T, K, K, K)
     return M, c, K[..., T - 1, T - 1].copy()
 
@@ -203,6 +240,9 @@ class PopulationMoments:
     """M = E[F F^T] (f, f), c = E[F y_T] (f,), v = E[y_T^2], with standard errors.
 
     ``method`` is "quadrature" (exact up to rounding; stderr zero) or "mc-systems".
+    Monte Carlo moments also keep ``batches`` = (M_b, c_b, v_b), the means over B
+    consecutive equal blocks of the m systems, so that the standard error of any smooth
+    function of the moments (L* of theory.optimum) is the spread of its batch values.
     """
 
     s: int
@@ -214,9 +254,19 @@ class PopulationMoments:
     v_se: float
     method: str
     m: int = 0
+    batches: tuple | None = None
 
     def loss(self, beta) -> np.ndarray:
         return population_loss(beta, self.M, self.c, self.v)
+
+    def loss_stderr(self, beta) -> float:
+        """Monte Carlo standard error of L(beta): sd of the B batch losses / sqrt(B); 0 if exact."""
+        if self.batches is None:
+            return 0.0
+        Mb, cb, vb = self.batches
+        beta = np.asarray(beta, dtype=float)
+        lb = 0.5 * np.einsum("i,bij,j->b", beta, Mb, beta) - cb @ beta + 0.5 * vb
+        return float(lb.std(ddof=1) / np.sqrt(lb.size))
 
     def kappa(self) -> float:
         """eq. 15 read off the moments (s = 1): c[(1,0,0)] / M[(1,0,0),(1,0,0)]."""
@@ -254,38 +304,66 @@ def _quadrature_moments(family: LDSFamily, s: int) -> PopulationMoments:
         raise ValueError(f"the coordinate quadrature maps [-1, 1] to [lo, 1], got hi={hi}")
 
     def form(X, Y, Z):
-        return _feature_moments_multilinear(s, T, X, Y, Z)
+        return _reduced_moments(s, T, X, Y, Z)
 
     M, c, Kbar = mixture_quadrature(form, T, np.diag(family.process_noise_cov()),
                                     family.sigma_0 ** 2, family.sigma_v ** 2 / d, lo,
                                     _coordinate_weight_moments(family))
+    M, c = expand_reduced(s, np.asarray(M), np.asarray(c))
     v = float(Kbar[T - 1, T - 1])
     f = len(feature_list(s))
     return PopulationMoments(s=s, M=np.asarray(M), c=np.asarray(c), v=v, M_se=np.zeros((f, f)),
                              c_se=np.zeros(f), v_se=0.0, method="quadrature")
 
 
-def _mc_moments(family: LDSFamily, s: int, m: int, rng: np.random.Generator,
-                chunk: int = 2000) -> PopulationMoments:
-    sums = None
+#: floats of the largest intermediate per system of _tables (s = 4, T = 30: about 7e4).
+def _floats_per_system(s: int, T: int) -> int:
+    n = T - s - 1
+    return 3 * (s + 1) ** 2 * n * n + 2 * s * (s + 1) ** 3 * n + 4 * ((s + 1) * (s + 2) // 2 * s) ** 2
+
+
+def _mc_moments(family: LDSFamily, s: int, m: int, rng: np.random.Generator, chunk: int = 2000,
+                batches: int = 32, budget: float = 4e6) -> PopulationMoments:
+    """Monte Carlo over systems, exact moments per system (docs/math.md section 4.10).
+
+    Systems are drawn ``chunk`` at a time (so the random stream does not depend on s) and
+    their moments computed in sub-chunks of at most ``budget`` floats of work space.
+    """
+    T = family.T
+    f_r = (s + 1) * (s + 2) // 2 * s
+    sub = max(1, min(chunk, int(budget // _floats_per_system(s, T))))
+    B = min(batches, m)
+    edges = (np.arange(B + 1) * m) // B                       # batch j = systems edges[j]..edges[j+1]-1
+    width = f_r * f_r + f_r + 1
+    total, total_sq = np.zeros(width), np.zeros(width)
+    bsum = np.zeros((B, width))
     n_done = 0
     while n_done < m:
         k = min(chunk, m - n_done)
-        systems = family.sample_systems(rng, k)
-        K = covariance(systems, family.T)
-        M, c, v = gaussian_feature_moments(K, s)
-        flat = np.concatenate([M.reshape(k, -1), c, v[:, None]], axis=1)
-        part = (flat.sum(0), (flat ** 2).sum(0))
-        sums = part if sums is None else (sums[0] + part[0], sums[1] + part[1])
+        K = covariance(family.sample_systems(rng, k), T)
+        K = 0.5 * (K + np.swapaxes(K, -1, -2))
+        for i0 in range(0, k, sub):
+            Kc = K[i0:i0 + sub]
+            M, c = _reduced_moments(s, T, Kc, Kc, Kc)
+            flat = np.concatenate([M.reshape(len(Kc), -1), c, Kc[:, T - 1, T - 1, None]], axis=1)
+            total += flat.sum(0)
+            total_sq += (flat ** 2).sum(0)
+            idx = n_done + i0 + np.arange(len(Kc))
+            np.add.at(bsum, np.searchsorted(edges, idx, side="right") - 1, flat)
         n_done += k
-    mean = sums[0] / m
-    var = np.maximum(sums[1] / m - mean ** 2, 0.0) * m / max(m - 1, 1)
+    mean = total / m
+    var = np.maximum(total_sq / m - mean ** 2, 0.0) * m / max(m - 1, 1)
     se = np.sqrt(var / m)
-    f = len(feature_list(s))
-    return PopulationMoments(
-        s=s, M=mean[:f * f].reshape(f, f), c=mean[f * f:f * f + f], v=float(mean[-1]),
-        M_se=se[:f * f].reshape(f, f), c_se=se[f * f:f * f + f], v_se=float(se[-1]),
-        method="mc-systems", m=m)
+    bmean = bsum / np.diff(edges)[:, None]
+
+    def split(x):
+        lead = x.shape[:-1]
+        M, c = expand_reduced(s, x[..., :f_r * f_r].reshape(lead + (f_r, f_r)), x[..., f_r * f_r:-1])
+        return M, c, x[..., -1]
+    M, c, v = split(mean)
+    M_se, c_se, v_se = split(se)
+    return PopulationMoments(s=s, M=M, c=c, v=float(v), M_se=M_se, c_se=c_se, v_se=float(v_se),
+                             method="mc-systems", m=m, batches=split(bmean) if B >= 2 else None)
 
 
 def population_moments(family: LDSFamily, s: int, *, method: str = "auto", m: int = 20000,
