@@ -15,7 +15,6 @@ import functools
 import numpy as np
 import pytest
 
-from claims import runopts
 from claims.seeds import seed_for
 from theory.population import beta_from_weights, feature_list, population_moments
 from theory.systems import LDSFamily
@@ -60,17 +59,13 @@ def train_config(setting: str, seed_index: int, profile):
 def trained_ar1(setting: str, seed_index: int, profile):
     """The TrainResult of one AR(1) run (trained once, then read from the disk cache).
 
-    Under ``pytest claims --retrain`` the session's start time goes to ``train_cached`` as
-    ``stale_before``: weights cached before the session are retrained (only then is the
-    keyword passed, so a ``train_cached`` without it still serves plain runs).
+    Under ``pytest claims --retrain`` the session's start time (``profile.run``) goes to
+    ``train_cached`` as ``stale_before``: weights cached before the session are retrained,
+    those another worker stored during the session are shared.
     """
     from models.cache import train_cached
-    kw = {}
-    before = runopts.current().retrain_before
-    if before is not None:
-        kw["stale_before"] = before
     return train_cached(train_config(setting, seed_index, profile), device="auto",
-                        progress=False, **kw)
+                        progress=False, stale_before=profile.run.retrain_before)
 
 
 @functools.lru_cache(maxsize=None)

@@ -54,7 +54,7 @@ checks by name with what would decide them (claims/report.py).
 """
 from __future__ import annotations
 
-import inspect
+import dataclasses
 import time
 from pathlib import Path
 
@@ -93,14 +93,6 @@ def pytest_addoption(parser):
              "are ignored (each run is trained once per session)")
 
 
-def _check_retrain_supported() -> None:
-    from models.cache import train_cached
-
-    if "stale_before" not in inspect.signature(train_cached).parameters:
-        raise pytest.UsageError("--retrain: models.cache.train_cached of this checkout "
-                                "takes no stale_before; it cannot ignore the cache")
-
-
 class ClaimsPlugin:
     """Per-run state: the profile, the records seen by the controller, the report paths."""
 
@@ -114,14 +106,13 @@ class ClaimsPlugin:
         if self.is_worker:
             retrain_before = config.workerinput.get(RETRAIN_KEY)
         elif config.getoption("claims_retrain"):
-            _check_retrain_supported()
             retrain_before = time.time()
         else:
             retrain_before = None
         self.run_options = runopts.RunOptions(
             random_draws=bool(config.getoption("claims_random")),
             retrain_before=retrain_before)
-        runopts.set_current(self.run_options)
+        self.profile = dataclasses.replace(self.profile, run=self.run_options)
         self.collector = RecordCollector()
         self.call_passed: dict[str, bool] = {}
         self.records: list[dict] = []
@@ -198,7 +189,6 @@ def pytest_unconfigure(config):
     if plugin is not None:
         if config.pluginmanager.is_registered(plugin):
             config.pluginmanager.unregister(plugin)
-        runopts.reset()
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from claims.runopts import RunOptions
+
 __all__ = ["Profile", "QUICK", "PAPER", "PROFILES", "DEFAULT_PROFILE", "get_profile"]
 
 
@@ -58,6 +60,10 @@ class Profile:
     hypothesis_examples : ``max_examples`` of property-based claims
         (see :func:`claims.seeds.claim_settings`).
     multistart : random restarts of non-convex minimisations (population-loss optima).
+    run : the options of the current run that are no compute budget (``--claims-random``,
+        ``--retrain``; :class:`claims.runopts.RunOptions`), set by the plugin on the
+        ``profile`` fixture's value; not part of the profile's identity (equality, hash,
+        :meth:`as_dict`).
     coef_rel_tol : tolerance of the trained-model checks (1 %, relative): the project's,
         not the paper's (docs/settings.md, "Tolerances"); the same in every profile.
     """
@@ -72,6 +78,7 @@ class Profile:
     hypothesis_examples: int
     multistart: int
     coef_rel_tol: float
+    run: RunOptions = dataclasses.field(default=RunOptions(), compare=False)
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -87,8 +94,9 @@ class Profile:
         object.__setattr__(self, "coef_rel_tol", float(tol))
 
     def as_dict(self) -> dict:
-        """Plain built-in types only (for the JSON report)."""
-        return dataclasses.asdict(self)
+        """Plain built-in types only (for the JSON report); the run options are reported
+        apart (``run`` in claims.json)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "run"}
 
 
 #: What CI runs: every claim; about ten minutes on two CPU cores, mostly training (the

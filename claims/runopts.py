@@ -1,9 +1,11 @@
 """Options of the current claims run that are not compute budgets: random draws, retraining.
 
-Set by the plugin (claims/plugin.py) in every process of a run -- the controller from
-its command line, each pytest-xdist worker from what the controller hands it -- and read
-by :func:`claims.seeds.claim_settings` and :func:`claims._ar1.trained_ar1`.  Outside a
-pytest run the defaults apply: derandomised hypothesis draws, weights from the cache.
+Built by the plugin (claims/plugin.py) in every process of a run -- the controller from
+its command line, each pytest-xdist worker from what the controller hands it -- and
+carried by the ``profile`` fixture's value (``profile.run``), so that
+:func:`claims.seeds.claim_settings` and :func:`claims._ar1.trained_ar1` read it from the
+profile they are given; there is no module-level state.  A profile built outside a
+pytest run has the defaults: derandomised hypothesis draws, weights from the cache.
 
 ``random_draws``
     ``--claims-random``: hypothesis draws fresh examples (not seeded from the test).
@@ -12,14 +14,14 @@ pytest run the defaults apply: derandomised hypothesis draws, weights from the c
     controller); cached weights stored before it are retrained, those stored after it
     (by another worker of the same session) are reused.
 
->>> current()
+>>> RunOptions()
 RunOptions(random_draws=False, retrain_before=None)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["RunOptions", "current", "set_current", "reset"]
+__all__ = ["RunOptions"]
 
 
 @dataclass(frozen=True)
@@ -32,20 +34,3 @@ class RunOptions:
         return {"hypothesis_draws": "random" if self.random_draws else "derandomized",
                 "retrain": self.retrain_before is not None}
 
-
-_CURRENT = RunOptions()
-
-
-def current() -> RunOptions:
-    return _CURRENT
-
-
-def set_current(options: RunOptions) -> None:
-    global _CURRENT
-    if not isinstance(options, RunOptions):
-        raise TypeError(f"expected RunOptions, got {type(options).__name__}")
-    _CURRENT = options
-
-
-def reset() -> None:
-    set_current(RunOptions())

@@ -42,7 +42,7 @@ def claim_settings(profile):
     ``derandomize=True``: the draws are seeded from the test function itself (its name
     and source), not from the clock, and the example database is not used, so two runs
     of a claim draw the same examples and write the same records.  With
-    ``pytest claims --claims-random`` (claims/runopts.py) the draws are fresh instead.
+    ``pytest claims --claims-random`` (``profile.run``, claims/runopts.py) the draws are fresh instead.
     Nothing depends on the environment variable CI.  Other settings inherit from the
     loaded hypothesis profile.  The profile comes from the ``profile`` fixture::
 
@@ -54,7 +54,5 @@ def claim_settings(profile):
     """
     from hypothesis import settings
 
-    from claims.runopts import current
-
     return settings(max_examples=profile.hypothesis_examples, deadline=None,
-                    derandomize=not current().random_draws)
+                    derandomize=not profile.run.random_draws)
