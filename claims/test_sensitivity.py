@@ -18,8 +18,9 @@ reports, per variant, the two trained-model metrics of claim ``ar1-optimum``
 each as the mean over seeds with its 95 % Student-t interval, beside the baseline's, and
 the paired difference variant - baseline per seed (its interval says whether the choice
 moved the metric by more than seed noise).  The rows are ``reported``: the paper makes no
-claim about these choices, so there is no verdict; the tolerance shown is the one the
-``ar1-optimum`` checks use, for reading off which verdicts a choice would flip.
+claim about these choices, so there is no verdict; the details carry the tolerance the
+``ar1-optimum`` checks use (the project's 1 %), for reading off which verdicts a choice
+would flip.
 
 Why it matters: a threshold that binds re-weights the batches (clipping at 1 biased
 kappa by +1.3 % in setting b, docs/notes.md, "Gradient clipping"), and AdamW's decoupled
@@ -74,16 +75,15 @@ def test_sensitivity_to_training_choices(claim, profile, setting, variant):
     retrain_before = profile.run.retrain_before
     err0, odd0, _ = _metrics(setting, profile, {}, retrain_before)
     err, odd, keys = _metrics(setting, profile, VARIANTS[variant], retrain_before)
-    common = {"claim": CLAIM, "paper_ref": REF, "setting": setting, "kind": "reported",
-              "tolerance": profile.coef_rel_tol, "tolerance_source": "project"}
-    for name, base, var, comparator in (
-            ("coefficient error (b2 W11 + b1 W21 - kappa) / kappa", err0, err, "abs<="),
-            ("odd share rms(odd) / rms(even)", odd0, odd, "<=")):
+    for name, base, var in (
+            ("coefficient error (b2 W11 + b1 W21 - kappa) / kappa", err0, err),
+            ("odd share rms(odd) / rms(even)", odd0, odd)):
         diff = seed_fields(var - base)
         claim.record(
-            **common, comparator=comparator, metric=f"{variant}: {name}",
-            **seed_fields(var),
+            claim=CLAIM, paper_ref=REF, setting=setting, kind="reported",
+            metric=f"{variant}: {name}", **seed_fields(var),
             details={"variant": VARIANTS[variant], "per_seed": var.tolist(),
+                     "ar1_optimum_tolerance": profile.coef_rel_tol,
                      "baseline_per_seed": base.tolist(),
                      "baseline_mean": float(base.mean()),
                      "paired_difference_mean": diff["measured"],
