@@ -279,7 +279,7 @@ def test_negative_control_wrong_prefactor_and_window():
     assert not math.isclose(wrong_window, REF, rel_tol=1e-3)
     # the engines agree with each other on the wrong window too (so it is the window,
     # not the engine, that the reference rejects)
-    qn, qd = kappa_exact._quad_parts(30, np.full(5, 0.01), 1.0, 0.01 / 5, shifted)
+    qn, qd = kappa_exact._quad_parts(30, 5, 0.01, 0.01, 1.0, shifted)
     assert abs(28 * qn / qd / wrong_window - 1) < TOL
     # (iii) standard deviations taken as variances
     assert not math.isclose(float(kappa_exact_a(30, 5, "1/10", "1/10")), REF, rel_tol=1e-3)

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from theory.coordinate import mixture_quadrature
+from theory.coordinate import mixture_quadrature, setting_weight_moments
 from theory.population import (
-    _coordinate_weight_moments,
     _feature_moments_multilinear,
     context_pairs,
     feature_list,
@@ -140,7 +139,7 @@ def old_quadrature(family, s):
     lo, _ = family.eigenvalue_range
     M, c, Kbar = mixture_quadrature(lambda X, Y, Z: old_feature_moments(s, T, X, Y, Z), T,
                                     np.diag(family.process_noise_cov()), family.sigma_0 ** 2,
-                                    family.sigma_v ** 2 / d, lo, _coordinate_weight_moments(family))
+                                    family.sigma_v ** 2 / d, lo, setting_weight_moments(family.setting, family.d))
     return M, c, float(Kbar[T - 1, T - 1])
 
 

@@ -76,6 +76,8 @@ __all__ = [
     "coordinate_covariance",
     "mixture_quadrature",
     "UNIT_WEIGHTS",
+    "setting_weight_moments",
+    "family_quadrature",
     "integer_scales",
     "odd_lcm",
     "coordinate_covariance_int",
@@ -173,6 +175,48 @@ def mixture_quadrature(form, T: int, sw2, s02: float, share: float, lo: float = 
     F3 = e["3"] * F3_same + e["21"] * F3_two + e["111"] * F3_distinct
     F2 = e["2"] * F2_same + e["11"] * F2_distinct
     return F3, F2, Kbar
+
+
+def setting_weight_moments(setting: str, d: int) -> dict:
+    """Moments of the coordinate weights w_k in K = sum_k w_k G(lambda_k) of a setting.
+
+    Settings a, c, asym: w = 1.  Setting b: A = Q^T diag(lambda) Q with Q Haar and
+    Sigma_0, Sigma_w isotropic, so Pi_t = Q^T diag(pi_t(lambda)) Q and
+    c^T A^k Pi_t c = sum_k u_k^2 lambda_k^k pi_t(lambda_k) with u = Q c uniform on the
+    sphere of radius |c| = sqrt(d): w = u^2 = d * Dirichlet(1/2, ..., 1/2), independent of
+    lambda, and sum_k w_k = d, so the noise sigma_v^2 I = sum_k w_k (sigma_v^2 / d) I too.
+    Returned keys: "3" E[w1^3], "21" E[w1^2 w2], "111" E[w1 w2 w3], "2" E[w1^2], "11" E[w1 w2].
+
+    >>> setting_weight_moments("b", 2)["2"]        # w1 = 2 u1^2, u1^2 ~ Beta(1/2, 1/2)
+    1.5
+    """
+    if setting != "b":
+        return dict(UNIT_WEIGHTS)
+    a, A = 0.5, 0.5 * d
+    r3 = A * (A + 1) * (A + 2)
+    r2 = A * (A + 1)
+    return {"3": d ** 3 * a * (a + 1) * (a + 2) / r3, "21": d ** 3 * a * a * (a + 1) / r3,
+            "111": d ** 3 * a ** 3 / r3, "2": d ** 2 * a * (a + 1) / r2, "11": d ** 2 * a * a / r2}
+
+
+#: settings whose law is a coordinate mixture (docs/math.md section 4.7).
+QUADRATURE_SETTINGS = ("a", "b", "c", "asym")
+
+
+def family_quadrature(form, family):
+    """:func:`mixture_quadrature` with a family's law: its per-coordinate process noise
+    sigma_w^2 omega_k, Sigma_0 = sigma_0^2 I, sigma_v^2 shared as sigma_v^2 / d per
+    coordinate, lambda ~ U[lo, 1] and the weight moments of its setting.
+    ``family``: an LDSFamily of a setting in :data:`QUADRATURE_SETTINGS`."""
+    if getattr(family, "setting", None) not in QUADRATURE_SETTINGS:
+        raise ValueError(f"family must be an LDSFamily of a setting in {QUADRATURE_SETTINGS}, "
+                         f"got {family!r}")
+    lo, hi = family.eigenvalue_range          # lambda_i ~ U[lo, hi], the setting's law
+    if hi != 1.0:  # pragma: no cover - every setting draws lambda up to 1 (docs/settings.md)
+        raise ValueError(f"the coordinate quadrature maps [-1, 1] to [lo, 1], got hi={hi}")
+    return mixture_quadrature(form, family.T, np.diag(family.process_noise_cov()),
+                              family.sigma_0 ** 2, family.sigma_v ** 2 / family.d, lo,
+                              setting_weight_moments(family.setting, family.d))
 
 
 # --------------------------------------------------------------------------- exact engine

@@ -54,7 +54,9 @@ from fractions import Fraction
 import numpy as np
 
 from .coordinate import (
+    QUADRATURE_SETTINGS,
     coordinate_covariance_int,
+    family_quadrature,
     coordinate_mean_int,
     integer_scales,
     mixture_quadrature,
@@ -146,21 +148,22 @@ def kappa_exact_a(T, d, sigma_w2, sigma_v2, sigma_02=1) -> Fraction:
 
 # --------------------------------------------------------------------------- quadrature
 
-def _quad_parts(T: int, sw2, s02: float, share: float, L: Layout, lo: float = -1.0,
-                weights: dict | None = None):
-    """float64 (N, D) for the layout ``L`` by the coordinate-mixture quadrature
-    (``sw2``: the d per-coordinate sigma_w^2; ``share`` = sigma_v^2 / d)."""
+def _forms(L: Layout):
     def form(X, Y, Z):
         return M3x4(X, Y, Z, L), M2(X, Y, L)
+    return form
 
-    den4, num, _ = mixture_quadrature(form, T, sw2, s02, share, lo, weights)
+
+def _quad_parts(T: int, d: int, sw2: float, sv2: float, s02: float, L: Layout):
+    """float64 (N, D) for the layout ``L`` by the coordinate-mixture quadrature."""
+    den4, num, _ = mixture_quadrature(_forms(L), T, np.full(d, sw2), s02, sv2 / d)
     return float(num), float(den4) / 4.0
 
 
 def kappa_moments_quadrature_a(T, d, sigma_w2, sigma_v2, sigma_02=1.0) -> tuple[float, float]:
     """(E[y_{T-1} y_T S], E[y_{T-1}^2 S^2]) in setting (a), float64, by exact quadrature."""
     T, d, sw2, sv2, s02 = _check_inputs(T, d, sigma_w2, sigma_v2, sigma_02, exact=False)
-    return _quad_parts(T, np.full(d, sw2), s02, sv2 / d, Layout.paper(T))
+    return _quad_parts(T, d, sw2, sv2, s02, Layout.paper(T))
 
 
 def kappa_quadrature_a(T, d, sigma_w2, sigma_v2, sigma_02=1.0) -> float:
@@ -171,12 +174,8 @@ def kappa_quadrature_a(T, d, sigma_w2, sigma_v2, sigma_02=1.0) -> float:
     True
     """
     T, d, sw2, sv2, s02 = _check_inputs(T, d, sigma_w2, sigma_v2, sigma_02, exact=False)
-    num, den = _quad_parts(T, np.full(d, sw2), s02, sv2 / d, Layout.paper(T))
+    num, den = _quad_parts(T, d, sw2, sv2, s02, Layout.paper(T))
     return (T - 2) * num / den
-
-
-#: settings whose moments are a coordinate mixture (docs/math.md section 4.7).
-QUADRATURE_SETTINGS = ("a", "b", "c", "asym")
 
 
 def kappa_moments_quadrature(family) -> tuple[float, float]:
@@ -194,16 +193,5 @@ def kappa_moments_quadrature(family) -> tuple[float, float]:
     >>> abs(28 * n / d / 0.2052454015138651 - 1) < 1e-12
     True
     """
-    from .population import _coordinate_weight_moments   # setting b's weight moments
-    from .systems import LDSFamily
-
-    if not isinstance(family, LDSFamily) or family.setting not in QUADRATURE_SETTINGS:
-        raise ValueError(f"family must be an LDSFamily of a setting in {QUADRATURE_SETTINGS}, "
-                         f"got {family!r}")
-    lo, hi = family.eigenvalue_range
-    if hi != 1.0:  # pragma: no cover - every setting draws lambda up to 1
-        raise ValueError(f"the coordinate quadrature maps [-1, 1] to [lo, 1], got hi={hi}")
-    T, d = family.T, family.d
-    sw2 = float(family.sigma_w) ** 2 * family.noise_weights
-    return _quad_parts(T, sw2, float(family.sigma_0) ** 2, float(family.sigma_v) ** 2 / d,
-                       Layout.paper(T), lo, _coordinate_weight_moments(family))
+    den4, num, _ = family_quadrature(_forms(Layout.paper(family.T)), family)
+    return float(num), float(den4) / 4.0

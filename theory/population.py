@@ -31,7 +31,7 @@ with G_k = G(lambda_k; sigma_wk) the one-coordinate covariance (plus sigma_v^2/d
 multilinearity gives the expectation from one-coordinate integrals over lambda, which
 are polynomials of degree <= 6T: Gauss-Legendre with 3T+1 nodes integrates them exactly
 (up to rounding).  Setting "b" reduces to the same form with random coordinate weights,
-K = sum_k w_k G_k, w = d * Dirichlet(1/2, ..., 1/2) (see _coordinate_weight_moments), so
+K = sum_k w_k G_k, w = d * Dirichlet(1/2, ..., 1/2) (see theory.coordinate.setting_weight_moments), so
 it is exact too.  G, the quadrature and its combinatorics over coordinate patterns are
 :func:`theory.coordinate.mixture_quadrature` (the engine of kappa's quadrature route
 too).  For setting "d" the moments are averaged over sampled systems (exact per system,
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .coordinate import UNIT_WEIGHTS, mixture_quadrature
+from .coordinate import family_quadrature
 from .systems import LDSFamily, covariance
 from .validation import check_finite_array, check_positive_int, check_window
 
@@ -276,39 +276,14 @@ class PopulationMoments:
         return float(self.c[i] / self.M[i, i])
 
 
-def _coordinate_weight_moments(family: LDSFamily) -> dict:
-    """Moments of the coordinate weights w_k in K = sum_k w_k G(lambda_k).
-
-    Settings a, c, asym: w = 1.  Setting b: A = Q^T diag(lambda) Q with Q Haar and
-    Sigma_0, Sigma_w isotropic, so Pi_t = Q^T diag(pi_t(lambda)) Q and
-    c^T A^k Pi_t c = sum_k u_k^2 lambda_k^k pi_t(lambda_k) with u = Q c uniform on the
-    sphere of radius |c| = sqrt(d): w = u^2 = d * Dirichlet(1/2, ..., 1/2), independent of
-    lambda, and sum_k w_k = d, so the noise sigma_v^2 I = sum_k w_k (sigma_v^2 / d) I too.
-    Returned keys: "3" E[w1^3], "21" E[w1^2 w2], "111" E[w1 w2 w3], "2" E[w1^2], "11" E[w1 w2].
-    """
-    if family.setting != "b":
-        return dict(UNIT_WEIGHTS)
-    d = family.d
-    a, A = 0.5, 0.5 * d
-    r3 = A * (A + 1) * (A + 2)
-    r2 = A * (A + 1)
-    return {"3": d ** 3 * a * (a + 1) * (a + 2) / r3, "21": d ** 3 * a * a * (a + 1) / r3,
-            "111": d ** 3 * a ** 3 / r3, "2": d ** 2 * a * (a + 1) / r2, "11": d ** 2 * a * a / r2}
-
-
 def _quadrature_moments(family: LDSFamily, s: int) -> PopulationMoments:
     """Exact-up-to-rounding moments of a diagonal setting (or b) by the coordinate quadrature."""
-    T, d = family.T, family.d
-    lo, hi = family.eigenvalue_range          # lambda_i ~ U[lo, hi], the setting's law
-    if hi != 1.0:  # pragma: no cover - every setting draws lambda up to 1 (docs/settings.md)
-        raise ValueError(f"the coordinate quadrature maps [-1, 1] to [lo, 1], got hi={hi}")
+    T = family.T
 
     def form(X, Y, Z):
         return _reduced_moments(s, T, X, Y, Z)
 
-    M, c, Kbar = mixture_quadrature(form, T, np.diag(family.process_noise_cov()),
-                                    family.sigma_0 ** 2, family.sigma_v ** 2 / d, lo,
-                                    _coordinate_weight_moments(family))
+    M, c, Kbar = family_quadrature(form, family)
     M, c = expand_reduced(s, np.asarray(M), np.asarray(c))
     v = float(Kbar[T - 1, T - 1])
     f = len(feature_list(s))
