@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 from _oracles import loop_context_stats, loop_tokens, random_spd
 from theory.ar import (
     ar1_optimal_weights,
+    attention_ar_weights,
     ar_grad,
     ar_loss,
     context_stats,
@@ -272,3 +273,16 @@ def test_ar1_optimal_weights_shapes(family):
     # beta_rl = b_r W[l, 0]: b1 W11 = 0, b2 W21 = 0, b2 W11 + b1 W21 = kappa
     assert b[0] * W_QK[0, 0] == 0 and b[1] * W_QK[1, 0] == 0
     assert b[1] * W_QK[0, 0] + b[0] * W_QK[1, 0] == 0.25
+
+
+def test_shape_messages_state_the_expected_shape():
+    """The messages name the parameter and the shape it must have (docs: every public
+    function rejects bad input with one ValueError naming the parameter)."""
+    y = np.arange(1.0, 9.0)
+    with pytest.raises(ValueError, match=r"^W_V must have trailing shape \(3, 3\), got \(2, 2\)$"):
+        attention_ar_weights(np.eye(2), np.eye(3), y, 2)
+    with pytest.raises(ValueError, match=r"^W_QK must have trailing shape \(3, 3\), got \(3, 2\)$"):
+        attention_ar_weights(np.eye(3), np.ones((3, 2)), y, 2)
+    H = np.stack([np.eye(2), 2 * np.eye(2)])
+    with pytest.raises(ValueError, match=r"^w0 must broadcast to \(2, 2\), got shape \(3, 2\)$"):
+        pcg(H, np.ones((2, 2)), w0=np.zeros((3, 2)))

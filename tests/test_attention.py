@@ -240,3 +240,13 @@ def test_from_weights_round_trip():
     np.testing.assert_array_equal(a, W_V)
     np.testing.assert_array_equal(b, W_QK)
     assert layer.s == 2 and layer.W_V.dtype == torch.float64
+
+
+def test_from_weights_checks_finiteness_in_the_target_dtype():
+    """1e300 is finite in float64 but not in float32: a float32 layer must refuse it."""
+    with pytest.raises(ValueError, match="^W_V must be finite"):
+        LinearSelfAttention.from_weights(np.full((2, 2), 1e300), np.eye(2), dtype=torch.float32)
+    with pytest.raises(ValueError, match="^W_QK must be finite"):
+        LinearSelfAttention.from_weights(np.eye(2), np.full((2, 2), 1e300), dtype=torch.float32)
+    with pytest.raises(ValueError, match="^y must be a torch.Tensor, got ndarray$"):
+        build_tokens(np.ones((2, 5)), 1)

@@ -110,6 +110,7 @@ def test_reference_value_quadrature():
     assert res.method == "gauss-legendre" and res.exact is None
     assert abs(res.kappa / REF - 1) < TOL
     assert kappa(LDSFamily("a"), method="quadrature").kappa == res.kappa
+    assert (res.numerator, res.denominator) == kappa_moments_quadrature_a(30, 5, 0.01, 0.01, 1.0)
 
 
 def test_to_json_plain_types():
@@ -393,7 +394,7 @@ def test_bad_method_and_setting():
     for meth in ("exact-rational", "gauss-legendre", "exact", "quadrature"):
         with pytest.raises(ValueError, match="^method"):
             kappa(LDSFamily("b", T=5, d=1), method=meth)
-    with pytest.raises(ValueError, match="^family"):
+    with pytest.raises(ValueError, match="^family must be an LDSFamily, got str$"):
         kappa("a")
     with pytest.raises(ValueError, match="^m "):
         kappa(LDSFamily("b", T=5, d=1), m=0)
@@ -403,6 +404,8 @@ def test_bad_method_and_setting():
         kappa_mc_moments(LDSFamily("a", T=5, d=1), 10, 0)
     with pytest.raises(ValueError, match="^m "):
         kappa_mc_trajectories(LDSFamily("a", T=5, d=1), 0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^rng"):
+        kappa_mc_trajectories(LDSFamily("a", T=5, d=1), 10, 0)
     with pytest.raises(ValueError, match="^T "):
         kappa_symbolic(7)
     with pytest.raises(ValueError, match="^d "):

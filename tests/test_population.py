@@ -183,6 +183,32 @@ def test_population_loss_matches_layer_at_the_defaults(setting):
             assert max(abs(v) for v in zc) > 4, (name, zc)
 
 
+@pytest.mark.parametrize("d", [2, 5])
+def test_setting_b_coordinate_weights_against_haar_sampling(d):
+    """Setting b's coordinate weights w = (Q c)^2 (Q Haar, c = 1): the moments the
+    quadrature uses (E w1^3, E w1^2 w2, E w1 w2 w3, E w1^2, E w1 w2) against sample means
+    over 2e5 Haar matrices from theory.systems.haar_orthogonal, within 4 standard errors."""
+    from theory.population import _coordinate_weight_moments
+    from theory.systems import haar_orthogonal
+    e = _coordinate_weight_moments(LDSFamily("b", d=d, T=5))
+    w = haar_orthogonal(np.random.default_rng(d), 200_000, d).sum(axis=2) ** 2     # (Q 1)_k^2
+    assert np.allclose(w.sum(axis=1), d)
+    samples = {"3": w[:, 0] ** 3, "21": w[:, 0] ** 2 * w[:, 1], "2": w[:, 0] ** 2, "11": w[:, 0] * w[:, 1]}
+    if d >= 3:
+        samples["111"] = w[:, 0] * w[:, 1] * w[:, 2]
+    for key, x in samples.items():
+        assert abs(x.mean() - e[key]) < 4 * x.std(ddof=1) / np.sqrt(x.size), (key, x.mean(), e[key])
+    # and every other setting has unit weights
+    assert _coordinate_weight_moments(LDSFamily("a", d=d, T=5)) == {k: 1.0 for k in e}
+
+
+def test_auto_method_per_setting():
+    """auto: quadrature where it is exact (every setting but d), Monte Carlo over systems in d."""
+    assert population_moments(LDSFamily("b", d=2, T=5), 1).method == "quadrature"
+    P = population_moments(LDSFamily("d", d=2, T=5), 1, m=50, rng=np.random.default_rng(0))
+    assert P.method == "mc-systems" and P.m == 50 and np.all(P.M_se > 0)
+
+
 def test_bad_input_named():
     with pytest.raises(ValueError, match="method"):
         population_moments(LDSFamily("a", T=5), 1, method="bogus")

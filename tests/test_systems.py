@@ -387,3 +387,11 @@ def test_systems_compare_by_identity_and_are_hashable():
     s2 = LDSFamily("a", d=2, T=4).sample_systems(np.random.default_rng(0), 3)
     assert s1 == s1 and s1 != s2          # no elementwise array comparison (which would raise)
     assert len({s1, s2}) == 2
+
+
+def test_systems_store_validated_plain_floats():
+    """sigma_v is stored as the validated Python float, whatever number type was passed."""
+    sys_ = Systems(A=np.eye(2)[None] * 0.5, c=np.ones((1, 2)), Sigma_w=np.eye(2), Sigma_0=np.eye(2),
+                   sigma_v=np.float32(0.25))
+    assert type(sys_.sigma_v) is float and sys_.sigma_v == 0.25
+    assert type(Systems(A=sys_.A, c=sys_.c, Sigma_w=sys_.Sigma_w, Sigma_0=sys_.Sigma_0, sigma_v=1).sigma_v) is float
