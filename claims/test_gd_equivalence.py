@@ -21,6 +21,7 @@ Checks (each with a negative control shown to fail):
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -78,8 +79,8 @@ def _hypothesis_gap(profile, eta_factor, kappa_T_shift=0):
         _, y = fam.sample(np.random.default_rng(seed), 64)
         # The identity holds for every kappa; use eq. 15's exact value of setting (a) with the
         # drawn (T, d, sigma_w, sigma_v), so the negative controls are realistic mistakes.
-        kappa = float(kappa_exact_a(T, d, float(sw) ** 2, float(sv) ** 2))
-        kappa_layer = (float(kappa_exact_a(T + kappa_T_shift, d, float(sw) ** 2, float(sv) ** 2))
+        kappa = float(kappa_exact_a(T, d, Fraction(sw) ** 2, Fraction(sv) ** 2))
+        kappa_layer = (float(kappa_exact_a(T + kappa_T_shift, d, Fraction(sw) ** 2, Fraction(sv) ** 2))
                        if kappa_T_shift else kappa)
         W_V, W_QK = ar1_optimal_weights(kappa_layer, family)
         gap = _max_rel_gap(_layer_prediction(W_V, W_QK, y), _gd_prediction(y, eta_factor * kappa))

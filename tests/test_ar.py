@@ -9,13 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from _oracles import loop_context_stats, loop_tokens, random_spd
 from theory.ar import (
     ar1_optimal_weights,
+    attention_ar_weights,
     ar_grad,
     ar_loss,
     context_stats,
@@ -150,8 +151,7 @@ def test_ar1_gd_prediction_formula():
 def test_ols_solves_normal_equations(sy, ridge):
     s, y = sy
     H, g, _ = context_stats(y, s)
-    if np.linalg.cond(H + ridge * np.eye(s)) > 1e8:
-        return                                   # degenerate context: nothing to check
+    assume(np.linalg.cond(H + ridge * np.eye(s)) <= 1e8)   # degenerate context: draw another
     w = ols_ar(y, s, ridge=ridge)
     np.testing.assert_allclose((H + ridge * np.eye(s)) @ w, g, rtol=0,
                                atol=1e-8 * (1 + np.abs(g).max() + np.abs(H).max() * np.abs(w).max()))
@@ -273,3 +273,16 @@ def test_ar1_optimal_weights_shapes(family):
     # beta_rl = b_r W[l, 0]: b1 W11 = 0, b2 W21 = 0, b2 W11 + b1 W21 = kappa
     assert b[0] * W_QK[0, 0] == 0 and b[1] * W_QK[1, 0] == 0
     assert b[1] * W_QK[0, 0] + b[0] * W_QK[1, 0] == 0.25
+
+
+def test_shape_messages_state_the_expected_shape():
+    """The messages name the parameter and the shape it must have (docs: every public
+    function rejects bad input with one ValueError naming the parameter)."""
+    y = np.arange(1.0, 9.0)
+    with pytest.raises(ValueError, match=r"^W_V must have trailing shape \(3, 3\), got \(2, 2\)$"):
+        attention_ar_weights(np.eye(2), np.eye(3), y, 2)
+    with pytest.raises(ValueError, match=r"^W_QK must have trailing shape \(3, 3\), got \(3, 2\)$"):
+        attention_ar_weights(np.eye(3), np.ones((3, 2)), y, 2)
+    H = np.stack([np.eye(2), 2 * np.eye(2)])
+    with pytest.raises(ValueError, match=r"^w0 must broadcast to \(2, 2\), got shape \(3, 2\)$"):
+        pcg(H, np.ones((2, 2)), w0=np.zeros((3, 2)))

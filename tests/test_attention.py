@@ -162,24 +162,35 @@ def test_ar1_optimum_predicts_kappa_over_n_y_S(family):
 
 
 def test_gradients_match_finite_differences():
+    """torch.autograd.gradcheck of the layer itself (float64): its analytic gradients, in
+    the weights and in the tokens, against central finite differences of its own forward."""
     torch.manual_seed(0)
     layer = LinearSelfAttention(2, init_scale=0.5, dtype=torch.float64)
     Y0 = build_tokens(torch.randn(4, 9, dtype=torch.float64), 2)
 
-    def f(W_V, W_QK):
-        n = Y0.shape[2] - 1
-        C = Y0[:, :, :n] @ Y0[:, :, :n].transpose(1, 2) / n
-        return (Y0 + W_V @ C @ W_QK @ Y0)[:, 2, n]
+    def through_layer(W_V, W_QK, Y):
+        out, pred = torch.func.functional_call(layer, {"W_V": W_V, "W_QK": W_QK}, (Y,))
+        return out, pred
 
-    assert torch.autograd.gradcheck(f, (layer.W_V.detach().clone().requires_grad_(),
-                                        layer.W_QK.detach().clone().requires_grad_()))
-    loss = layer(Y0)[1].pow(2).sum()
-    loss.backward()
     W_V = layer.W_V.detach().clone().requires_grad_()
     W_QK = layer.W_QK.detach().clone().requires_grad_()
-    f(W_V, W_QK).pow(2).sum().backward()
-    torch.testing.assert_close(layer.W_V.grad, W_V.grad)
-    torch.testing.assert_close(layer.W_QK.grad, W_QK.grad)
+    Y = Y0.clone().requires_grad_()
+    assert torch.autograd.gradcheck(through_layer, (W_V, W_QK, Y))
+    assert torch.autograd.gradgradcheck(lambda a, b: through_layer(a, b, Y0)[1], (W_V, W_QK))
+    # the layer's own backward (its registered parameters) gives the same gradients as
+    # the functional call, and both equal the closed form of the effective prediction:
+    # y_hat = b^T C W_QK z_q  =>  d y_hat / d W_V[s, :] = C W_QK z_q,
+    #                             d y_hat / d W_QK = (C b) z_q^T, other rows of W_V: 0.
+    layer(Y0)[1].sum().backward()
+    n = Y0.shape[2] - 1
+    Z, zq = Y0[:, :, :n], Y0[:, :, n]
+    C = Z @ Z.transpose(1, 2) / n
+    b = layer.W_V.detach()[2]
+    g_wv = torch.zeros(3, 3, dtype=torch.float64)
+    g_wv[2] = torch.einsum("bij,jk,bk->i", C, layer.W_QK.detach(), zq)
+    g_wqk = torch.einsum("bij,i,bk->jk", C, b, zq)
+    torch.testing.assert_close(layer.W_V.grad, g_wv, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(layer.W_QK.grad, g_wqk, rtol=1e-12, atol=1e-12)
 
 
 # ---------------------------------------------------------------- float32, device
@@ -229,3 +240,13 @@ def test_from_weights_round_trip():
     np.testing.assert_array_equal(a, W_V)
     np.testing.assert_array_equal(b, W_QK)
     assert layer.s == 2 and layer.W_V.dtype == torch.float64
+
+
+def test_from_weights_checks_finiteness_in_the_target_dtype():
+    """1e300 is finite in float64 but not in float32: a float32 layer must refuse it."""
+    with pytest.raises(ValueError, match="^W_V must be finite"):
+        LinearSelfAttention.from_weights(np.full((2, 2), 1e300), np.eye(2), dtype=torch.float32)
+    with pytest.raises(ValueError, match="^W_QK must be finite"):
+        LinearSelfAttention.from_weights(np.eye(2), np.full((2, 2), 1e300), dtype=torch.float32)
+    with pytest.raises(ValueError, match="^y must be a torch.Tensor, got ndarray$"):
+        build_tokens(np.ones((2, 5)), 1)

@@ -35,7 +35,13 @@ from theory.kappa import (
     moment_forms,
 )
 from theory.kappa_forms import Layout
-from theory.reference import coordinate_covariance_poly, exact_moments_a, gaussian_moments, kappa_symbolic
+from theory.reference import (
+    coordinate_covariance_poly,
+    exact_moments_a,
+    gaussian_moments,
+    kappa_symbolic,
+    pairings,
+)
 from theory.systems import LDSFamily
 
 REF = 0.2052454015138651           # docs/math.md section 4 (setting a, d=5, T=30, 0.1, 0.1, I)
@@ -54,6 +60,19 @@ def _brute_moments(T, d, sw2, sv2, s02, lo=0, hi=None):
     return num, den
 
 
+def _isserlis_fraction(K, tuples) -> Fraction:
+    """sum over tuples of E[y_i1 ... y_ik] for y ~ N(0, K), K an object array of Fractions:
+    Isserlis' sum over the perfect matchings of theory.reference.pairings, in exact arithmetic."""
+    total = Fraction(0)
+    for t in tuples:
+        for matching in pairings(len(t)).tolist():
+            term = Fraction(1)
+            for p, q in matching:
+                term *= K[t[p], t[q]]
+            total += term
+    return total
+
+
 # --------------------------------------------------------------------------- reference
 
 def test_reference_value_exact():
@@ -65,7 +84,22 @@ def test_reference_value_exact():
     assert res.method == "exact-rational" and res.exact == k and res.stderr == 0.0
     assert res.kappa == float(k)
     assert res.details["sigma_w2"] == "1/100" and res.details["sigma_v2"] == "1/100"
+    num, den = kappa_moments_exact_a(30, 5, Fraction(1, 100), Fraction(1, 100))
+    assert 28 * num / den == k                      # exact: kappa = (T-2) num / den
+    assert (res.numerator, res.denominator) == (float(num), float(den))
     assert math.isclose(28 * res.numerator / res.denominator, REF, rel_tol=TOL)
+
+
+def test_exact_engine_variances_are_exact_rationals():
+    """The exact engine reads a float by its decimal repr: 0.01 is 1/100, but the float
+    0.1 ** 2 is 0.010000000000000002, a different rational with a different exact kappa.
+    Variances for the exact engine are therefore passed as Fraction(1, 100) or "1/100"."""
+    want = kappa_exact_a(8, 2, Fraction(1, 100), Fraction(1, 100))
+    assert kappa_exact_a(8, 2, "1/100", "1/100") == want
+    assert kappa_exact_a(8, 2, 0.01, 0.01) == want
+    assert kappa_exact_a(8, 2, Fraction(1, 10) ** 2, Fraction("0.1") ** 2) == want
+    assert repr(0.1 ** 2) == "0.010000000000000002"
+    assert kappa_exact_a(8, 2, 0.1 ** 2, 0.1 ** 2) != want
 
 
 def test_reference_value_quadrature():
@@ -76,6 +110,7 @@ def test_reference_value_quadrature():
     assert res.method == "gauss-legendre" and res.exact is None
     assert abs(res.kappa / REF - 1) < TOL
     assert kappa(LDSFamily("a"), method="quadrature").kappa == res.kappa
+    assert (res.numerator, res.denominator) == kappa_moments_quadrature_a(30, 5, 0.01, 0.01, 1.0)
 
 
 def test_to_json_plain_types():
@@ -114,10 +149,14 @@ def test_moment_forms_equal_isserlis(T, seed):
     # batched and object (exact) versions agree
     nb, db = moment_forms(np.stack([K, 2 * K]))
     assert nb[1] == pytest.approx(4 * num, rel=1e-12, abs=1e-12 * den) and db[1] == pytest.approx(8 * den, rel=1e-12)
+    # the object (exact) version on a dyadic rounding Kq of K equals Isserlis' sum in
+    # Fractions on that same Kq, exactly
     Kq = np.array([[Fraction(int(v * 2**20), 2**20) for v in row] for row in (K + K.T) / 2], dtype=object)
     nq, dq = moment_forms(Kq)
-    assert isinstance(dq, Fraction)
-    assert float(dq) == pytest.approx(den, rel=1e-5)
+    assert isinstance(nq, Fraction) and isinstance(dq, Fraction)
+    assert nq == _isserlis_fraction(Kq, [(a, b, i, j) for i, j in pr])
+    assert dq == _isserlis_fraction(Kq, [(a, a, i, j, k, l) for i, j in pr for k, l in pr])
+    assert float(dq) == pytest.approx(den, rel=1e-5)     # Kq is K rounded to 2^-20
 
 
 def test_integrands_are_even_in_lambda():
@@ -257,10 +296,40 @@ def test_mc_estimators_agree_other_settings(setting):
 
 
 def test_mc_chunking_invariant():
-    fam = LDSFamily("b", d=2, T=6)
-    r1 = kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=1000)
-    r2 = kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=1000)
-    assert r1.kappa == r2.kappa
+    """Chunk size is a memory knob only.
+
+    Setting (a) draws nothing but the (m, d) eigenvalues, and numpy's uniform stream does
+    not depend on how it is cut, so every chunk size (a divisor of m, a non-divisor, 1, one
+    larger than m) must give bitwise the same estimate.  Settings with more than one draw
+    per system (b: eigenvalues then Q) interleave the streams per chunk, so there the
+    estimate must equal the plain ratio over the concatenated per-chunk draws.
+    """
+    fam = LDSFamily("a", d=2, T=6)
+    ref = kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=1000)
+    for chunk in (300, 7, 1, 4096):
+        r = kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=chunk)
+        assert (r.kappa, r.stderr, r.numerator, r.denominator) == (ref.kappa, ref.stderr, ref.numerator, ref.denominator)
+        assert r.details["chunk"] == chunk and r.details["m"] == 1000
+    fam_b = LDSFamily("b", d=2, T=6)
+    rng = np.random.default_rng(5)
+    parts = [moment_forms(fam_b.covariance(fam_b.sample_systems(rng, c))) for c in (300, 300, 300, 100)]
+    N = np.concatenate([p[0] for p in parts])
+    D = np.concatenate([p[1] for p in parts])
+    r = kappa_mc_moments(fam_b, 1000, np.random.default_rng(5), chunk=300)
+    assert r.kappa == pytest.approx(4 * N.mean() / D.mean(), rel=1e-13)
+    assert r.stderr == pytest.approx(4 * np.std(N - N.mean() / D.mean() * D, ddof=1) / (np.sqrt(1000) * D.mean()), rel=1e-10)
+    # the raw-trajectory estimator: chunks of 400, 400, 200 from one generator
+    rng = np.random.default_rng(6)
+    f, g = [], []
+    for c in (400, 400, 200):
+        _, y = fam_b.sample(rng, c)
+        S = (y[:, :4] * y[:, 1:5]).sum(axis=1)
+        f.append(y[:, 4] * y[:, 5] * S)
+        g.append((y[:, 4] * S) ** 2)
+    f, g = np.concatenate(f), np.concatenate(g)
+    r = kappa_mc_trajectories(fam_b, 1000, np.random.default_rng(6), chunk=400)
+    assert r.kappa == pytest.approx(4 * f.mean() / g.mean(), rel=1e-13)
+    assert r.numerator == pytest.approx(f.mean(), rel=1e-13) and r.denominator == pytest.approx(g.mean(), rel=1e-13)
 
 
 # --------------------------------------------------------------------------- negative controls
@@ -328,7 +397,7 @@ def test_bad_method_and_setting():
     for meth in ("gauss-legendre", "quadrature"):        # setting d is no coordinate mixture
         with pytest.raises(ValueError, match="^method"):
             kappa(LDSFamily("d", T=5, d=1), method=meth)
-    with pytest.raises(ValueError, match="^family"):
+    with pytest.raises(ValueError, match="^family must be an LDSFamily, got str$"):
         kappa("a")
     with pytest.raises(ValueError, match="^m "):
         kappa(LDSFamily("b", T=5, d=1), m=0)
@@ -338,6 +407,8 @@ def test_bad_method_and_setting():
         kappa_mc_moments(LDSFamily("a", T=5, d=1), 10, 0)
     with pytest.raises(ValueError, match="^m "):
         kappa_mc_trajectories(LDSFamily("a", T=5, d=1), 0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^rng"):
+        kappa_mc_trajectories(LDSFamily("a", T=5, d=1), 10, 0)
     with pytest.raises(ValueError, match="^T "):
         kappa_symbolic(7)
     with pytest.raises(ValueError, match="^d "):

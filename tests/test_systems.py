@@ -7,6 +7,8 @@ by one step) is run through the same Monte Carlo check to show that the check bi
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -114,6 +116,16 @@ def test_covariance_worked_example_d1():
     assert K[2, 0] == pytest.approx(a**2 * pi1, rel=1e-15)
     assert K[1, 1] == pytest.approx(pi2 + r**2, rel=1e-15)
     assert K[2, 1] == pytest.approx(a * pi2, rel=1e-15)
+    # dyadic parameters make every float64 operation exact, so K equals the rational
+    # values exactly: a = 3/4, q = 1/16, r = 1/4
+    a, q, r = Fraction(3, 4), Fraction(1, 16), Fraction(1, 4)
+    sys_ = Systems(A=[[[float(a)]]], c=[[1.0]], Sigma_w=[[float(q)]], Sigma_0=[[1.0]], sigma_v=float(r))
+    K = covariance(sys_, 3)[0]
+    pi1 = a**2 + q
+    pi2 = a**2 * pi1 + q
+    expect = [[pi1 + r**2, a * pi1, a**2 * pi1], [a * pi1, pi2 + r**2, a * pi2],
+              [a**2 * pi1, a * pi2, a**4 * pi1 + a**2 * q + q + r**2]]
+    assert [[Fraction(v) for v in row] for row in K.tolist()] == expect
 
 
 def test_covariance_method_and_family_agree():
@@ -375,3 +387,11 @@ def test_systems_compare_by_identity_and_are_hashable():
     s2 = LDSFamily("a", d=2, T=4).sample_systems(np.random.default_rng(0), 3)
     assert s1 == s1 and s1 != s2          # no elementwise array comparison (which would raise)
     assert len({s1, s2}) == 2
+
+
+def test_systems_store_validated_plain_floats():
+    """sigma_v is stored as the validated Python float, whatever number type was passed."""
+    sys_ = Systems(A=np.eye(2)[None] * 0.5, c=np.ones((1, 2)), Sigma_w=np.eye(2), Sigma_0=np.eye(2),
+                   sigma_v=np.float32(0.25))
+    assert type(sys_.sigma_v) is float and sys_.sigma_v == 0.25
+    assert type(Systems(A=sys_.A, c=sys_.c, Sigma_w=sys_.Sigma_w, Sigma_0=sys_.Sigma_0, sigma_v=1).sigma_v) is float

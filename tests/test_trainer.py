@@ -216,11 +216,23 @@ def _zscores(samples_a, mean_b, se_b=0.0):
     return (samples_a.mean(axis=0) - mean_b) / se
 
 
-@pytest.mark.parametrize("setting", SETTINGS)
+class _CorrelatedNoise(LDSFamily):
+    """Setting a with full (correlated) Sigma_w and Sigma_0: exercises the samplers'
+    "full" noise factor, which no named setting reaches."""
+
+    def process_noise_cov(self):
+        return self.sigma_w ** 2 * (0.6 * np.eye(self.d) + 0.4 * np.ones((self.d, self.d)))
+
+    def initial_cov(self):
+        return self.sigma_0 ** 2 * (0.5 * np.eye(self.d) + 0.5 * np.ones((self.d, self.d)))
+
+
+@pytest.mark.parametrize("setting", SETTINGS + ("correlated",))
 def test_torch_simulation_given_systems_matches_exact_covariance(setting):
     """Conditionally on the systems, y ~ N(0, K(A)): compare the empirical second
     moments of many torch trajectories per system with the theory's exact covariance."""
-    fam = LDSFamily(setting, T=7, d=3, sigma_w=0.3, sigma_v=0.2, sigma_0=0.8)
+    kw = dict(T=7, d=3, sigma_w=0.3, sigma_v=0.2, sigma_0=0.8)
+    fam = _CorrelatedNoise("a", **kw) if setting == "correlated" else LDSFamily(setting, **kw)
     systems = fam.sample_systems(np.random.default_rng(1), 3)
     K = covariance(systems, fam.T)
     reps = 20000
@@ -541,3 +553,59 @@ def test_concurrent_processes_train_once(tmp_path):
     assert len(trained) == 1, trained
     w1, w2 = (json.loads(o[0].strip().splitlines()[-1]) for o in outs)
     assert w1 == w2
+
+
+# ----------------------------------------------------------------------------- details
+def test_sampler_seeds_span_62_bits():
+    """The per-shard numpy seed drawn from a torch generator is a 62-bit number: distinct
+    generators give distinct seeds (a narrow range would make shards share systems)."""
+    from models.sampler import _seed_from
+    seeds = [_seed_from(torch.Generator().manual_seed(i)) for i in range(64)]
+    assert len(set(seeds)) == 64
+    assert all(0 <= s < 2 ** 62 for s in seeds) and max(seeds) > 2 ** 56
+
+
+def test_result_record_without_torch_version(tiny_result):
+    d = tiny_result.to_dict()
+    del d["torch_version"]
+    assert TrainResult.from_dict(d).torch_version == ""
+
+
+def test_cache_logs_what_it_trains(tmp_path, caplog):
+    cfg = TrainConfig(seed=11, **TINY)
+    with caplog.at_level(logging.INFO, logger="models.cache"):
+        cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False)
+    msgs = [r.getMessage() for r in caplog.records if r.name == "models.cache"]
+    assert any(m.startswith("training ") and cache_mod.cache_key(cfg, "cpu") in m for m in msgs), msgs
+
+
+def test_splitmix64_known_answers():
+    """The mixer behind stream_seed is Vigna's splitmix64: its published first outputs
+    from state 0 are e220a8397b1dcdaf, 6e789e6aa1b965f4, 06c45d188009454f."""
+    from models.config import _splitmix64
+    gamma, mask = 0x9E3779B97F4A7C15, 2 ** 64 - 1
+    assert [_splitmix64((k * gamma) & mask) for k in range(3)] == \
+        [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+
+
+def test_the_schedule_reaches_the_optimizer():
+    """Warm-up only changes the learning rates, so it must change the trained weights."""
+    a = train(TrainConfig(warmup_steps=0, **TINY), device="cpu", progress=False)
+    b = train(TrainConfig(warmup_steps=30, **TINY), device="cpu", progress=False)
+    assert not np.array_equal(a.W_V, b.W_V)
+
+
+def test_loss_history_thinning_and_precision():
+    """At most 500 history points: blocks of ceil(steps / 500) steps; float64 runs keep
+    float64 losses (not rounded through float32)."""
+    r = train(TrainConfig(steps=501, batch=4, T=6, d=2, dtype="float64", warmup_steps=0),
+              device="cpu", progress=False)
+    assert r.history_every == 2 and len(r.loss_history) == 251
+    assert np.any(r.loss_history.astype(np.float32).astype(np.float64) != r.loss_history)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_training_runs():
+    """The CUDA branch of train() (no helper threads); CPU-only machines skip it."""
+    r = train(TrainConfig(**TINY), device="cuda", progress=False)
+    assert r.device.startswith("cuda") and np.isfinite(r.final_loss) and np.all(np.isfinite(r.W_V))

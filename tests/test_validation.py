@@ -327,3 +327,10 @@ def test_check_choice_and_type():
     assert V.check_type("d", {}, dict, "a dict") == {}
     with pytest.raises(ValueError, match="^d must be a dict, got list$"):
         V.check_type("d", [], dict, "a dict")
+
+
+def test_check_generator_message():
+    rng = np.random.default_rng(0)
+    assert V.check_generator("rng", rng) is rng
+    with pytest.raises(ValueError, match="^rng must be a numpy.random.Generator, got int$"):
+        V.check_generator("rng", 0)

@@ -1,0 +1,84 @@
+"""models.cli: the documented contract of ``ldsicl`` beyond tests/test_cli.py, in process.
+
+Added for mutants that survived tests/test_cli.py (docs/mutation.md): the defaults and
+help texts of the parser, the exact route taken by the aliases, the JSON fields of the
+exact route, the messages of the number parsers, and the text output of ``train``.
+Oracles: the documented defaults (docs/settings.md, Defaults), theory.kappa called
+directly with exact Fractions, and TrainConfig.
+"""
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+
+import pytest
+
+from models.cli import build_parser, main
+from models.trainer import TrainConfig
+from theory.kappa import kappa_moments_exact_a
+
+
+def test_parser_defaults_are_the_documented_ones():
+    k = build_parser().parse_args(["kappa"])
+    assert (k.setting, k.T, k.d, k.sigma_w, k.sigma_v, k.sigma_0) == ("a", 30, 5, Fraction(1, 10), Fraction(1, 10), 1)
+    assert (k.method, k.mc_systems, k.seed, k.json) == ("auto", 200_000, 0, False)
+    t = build_parser().parse_args(["train"])
+    assert (t.s, t.steps, t.batch, t.seed, t.device, t.out, t.progress) == (1, 8000, 3000, 0, "auto", None, None)
+    assert build_parser().parse_args(["train", "--progress"]).progress is True
+    assert build_parser().parse_args(["train", "--no-progress"]).progress is False
+
+
+def test_help_texts(capsys):
+    assert main(["kappa", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "kappa = (T-2) E[y_{T-1} y_T S] / E[y_{T-1}^2 S^2] for a family." in " ".join(out.split())
+    assert "Monte Carlo seed (default 0)" in out
+    assert main(["train", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "AR window s (default 1)" in out
+    assert "also write the JSON record to this file" in out
+
+
+@pytest.mark.parametrize("alias", ["exact", "exact-rational"])
+def test_exact_alias_keeps_non_decimal_inputs_exact(alias, capsys):
+    """--method exact with --sigma-w 1/3 computes kappa for sigma_w^2 = 1/9 exactly (not for
+    the float 0.333...), and reports the exact inputs in its details."""
+    assert main(["kappa", "--T", "6", "--d", "2", "--sigma-w", "1/3", "--method", alias, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    num, den = kappa_moments_exact_a(6, 2, Fraction(1, 9), Fraction(1, 100), 1)
+    assert Fraction(out["exact"]) == 4 * num / den
+    assert out["method"] == "exact-rational"
+    assert out["details"] == {"setting": "a", "T": 6, "d": 2, "sigma_w2": "1/9", "sigma_v2": "1/100",
+                              "sigma_02": "1"}
+    assert (out["setting"], out["T"], out["d"], out["sigma_w"], out["sigma_v"], out["sigma_0"]) == \
+        ("a", 6, 2, "1/3", "1/10", "1")
+
+
+def test_quadrature_alias(capsys):
+    assert main(["kappa", "--T", "6", "--d", "2", "--method", "quadrature", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "gauss-legendre" and out["exact"] is None
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["kappa", "--T", "abc"], "argument --T: T must be an integer, got 'abc'"),
+    (["kappa", "--seed", "-1"], "argument --seed: seed must be an integer >= 0"),
+    (["train", "--seed", "-1"], "argument --seed: seed must be an integer >= 0"),
+    (["train", "--lr", "abc"], "argument --lr: lr must be a real number, got 'abc'"),
+])
+def test_number_parsers_name_the_parameter(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_train_passes_every_family_field_and_prints_the_weights(tmp_path, capsys):
+    argv = ["train", "--steps", "2", "--batch", "8", "--sigma-w", "0.2", "--sigma-v", "0.3",
+            "--sigma-0", "0.5", "--T", "7", "--d", "2", "--device", "cpu", "--no-progress", "--no-cache"]
+    assert main(argv + ["--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert TrainConfig.from_dict(rec["config"]) == TrainConfig(
+        steps=2, batch=8, sigma_w=0.2, sigma_v=0.3, sigma_0=0.5, T=7, d=2)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^W_V =$", out, re.M) and re.search(r"^W_QK =$", out, re.M)
