@@ -1,4 +1,4 @@
-r"""kappa in setting (a) by its two exact routes: rational arithmetic and Gauss-Legendre quadrature.
+r"""kappa by its exact routes: rational arithmetic (setting a) and Gauss-Legendre quadrature (a, b, c, control).
 
 Setting (a): A = diag(lambda), lambda_k iid U[-1, 1], c = 1, Sigma_0 = sigma_0^2 I and
 Sigma_w = sigma_w^2 I (docs/math.md section 4).  Then K = sum_{k=1..d} G(lambda_k) with
@@ -37,12 +37,16 @@ a + b + 2i + 1 are even, so Pn and Pd are *even* polynomials: the quadrature bel
 suffers no odd-part cancellation and the odd base-2^k digits are zero (tests check the
 evenness).
 
-Gauss-Legendre route (:func:`kappa_quadrature_a`)
--------------------------------------------------
+Gauss-Legendre route (:func:`kappa_quadrature_a`, :func:`kappa_moments_quadrature`)
+-----------------------------------------------------------------------------------
 The same forms run vectorised over the 3T+1 Gauss-Legendre nodes of [-1, 1], which
 integrate the degree <= 6T integrands exactly, through the coordinate-mixture engine
 :func:`theory.coordinate.mixture_quadrature` -- the engine of the population moments
-(:mod:`theory.population`), of which kappa is one ratio.
+(:mod:`theory.population`), of which kappa is one ratio.  The mixture covers every
+setting whose law is a coordinate mixture: a, c and the control (independent
+coordinates) and b (weighted diagonal systems, docs/math.md section 4.7), so
+:func:`kappa_moments_quadrature` gives kappa of eq. 15 for those from eq. 15's own forms,
+without the layer's features.
 
 Reference (setting (a), d = 5, T = 30, sigma_w = sigma_v = 0.1, Sigma_0 = I):
 kappa = 0.2052454015138651...
@@ -56,8 +60,8 @@ import numpy as np
 from .coordinate import (
     QUADRATURE_SETTINGS,
     coordinate_covariance_int,
-    family_quadrature,
     coordinate_mean_int,
+    family_quadrature,
     integer_scales,
     mixture_quadrature,
     odd_lcm,
