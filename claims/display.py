@@ -46,9 +46,11 @@ def format_interval(interval) -> str:
 
 
 def format_basis(r: Mapping) -> str:
-    """What the interval rests on: ``"t, 3 seeds"``, ``"MC 1.96 SE"``, ``"exact"``."""
+    """What the interval rests on: ``"t, 3 seeds"``, ``"MC 1.96 SE"``, ``"bootstrap"``, ``"exact"``."""
     if r.get("interval_kind") == "t95-seeds":
         return f"t, {r.get('n_seeds')} seeds"
     if r.get("interval_kind") == "mc95":
         return "MC 1.96 SE"
+    if r.get("interval_kind") == "bootstrap95":
+        return "bootstrap"
     return "-" if r.get("kind") == "reported" else "exact"

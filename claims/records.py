@@ -26,7 +26,8 @@ Intervals (docs/settings.md, "Verdicts and intervals"; helpers in claims/stats.p
     ``interval=None`` for an exact check.  Otherwise ``(lo, hi)``, a 95 % two-sided
     interval of the measured quantity, which must contain ``measured``:
     ``interval_kind="t95-seeds"`` -- Student-t over ``n_seeds`` per-seed values
-    (``seed_fields``); ``"mc95"`` -- a Monte Carlo estimate +- 1.96 SE (``mc_fields``).
+    (``seed_fields``); ``"mc95"`` -- a Monte Carlo estimate +- 1.96 SE (``mc_fields``);
+    ``"bootstrap95"`` -- a percentile bootstrap over >= 10 independent units (``bootstrap_fields``).
     When ``interval_kind`` is omitted it is ``"t95-seeds"`` if ``n_seeds`` is given and
     ``"mc95"`` otherwise.
 Verdict
@@ -114,7 +115,7 @@ VERDICTS = ("holds", "fails", "inconclusive", "reported")
 EXPECTS = ("holds", "fails")
 KINDS = ("check", "reported")
 TOLERANCE_SOURCES = ("paper", "project")
-INTERVAL_KINDS = ("t95-seeds", "mc95")
+INTERVAL_KINDS = ("t95-seeds", "mc95", "bootstrap95")
 
 _CLAIM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 

@@ -49,9 +49,10 @@ def summarize(records: Iterable[Mapping]) -> dict:
     ``inconclusive`` (expected to hold, interval straddles the tolerance: passes);
     ``controls`` (negative controls that fail as expected); ``not_reproduced`` (verdict
     differs from the expectation, test marked xfail); ``unexpected`` (verdict differs,
-    not marked xfail -- an inconclusive negative control included); ``tests_not_ok``
-    (records whose test failed, errored or xpassed); ``skipped``; ``reported``
-    (descriptive rows, no verdict); ``interval_checks`` (checks with an interval);
+    not marked xfail -- and any negative control that does not fail, xfail or not: a
+    broken control is never hidden); ``tests_not_ok`` (records whose test failed,
+    errored or xpassed); ``skipped``; ``reported`` (descriptive rows, no verdict);
+    ``interval_checks`` (positive checks with an interval: the coverage intervals);
     ``ok`` (no unexpected verdict and no failing test).  The total adds ``claims`` and
     ``expected_chance_disagreements`` = (1 - 0.95) x ``interval_checks``.
     """
@@ -62,12 +63,13 @@ def summarize(records: Iterable[Mapping]) -> dict:
             c["reported"] += 1
         else:
             c["checks"] += 1
-            c["interval_checks"] += r.get("interval") is not None
+            # coverage intervals of positive checks: the ones that can miss by chance
+            c["interval_checks"] += (r.get("interval") is not None and r["expect"] == "holds")
             if r["verdict"] == r["expect"]:
                 c["hold" if r["expect"] == "holds" else "controls"] += 1
             elif r["expect"] == "holds" and r["verdict"] == "inconclusive":
                 c["inconclusive"] += 1
-            elif r.get("outcome") == "xfailed":
+            elif r.get("outcome") == "xfailed" and r["expect"] == "holds":
                 c["not_reproduced"] += 1
             else:
                 c["unexpected"] += 1

@@ -36,7 +36,7 @@ from claims._ar1 import (
     trained_ar1,
 )
 from claims.seeds import claim_settings, rng_for, seed_for
-from claims.stats import seed_fields
+from claims.stats import seed_fields, widen_for_reference
 from models.attention import LinearSelfAttention
 from theory.ar import ar1_optimal_weights, gd, predict_ar
 from theory.kappa import kappa_exact_a
@@ -167,7 +167,8 @@ def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
 @pytest.mark.parametrize("setting", known_failures(KNOWN_ETA_FAILURES))
 def test_trained_layer_step_size_is_kappa(claim, profile, setting):
     """Held-out: the best-matching GD step size (scanned) is kappa within 1 %: mean over
-    seeds of the signed per-seed errors (eta_best - kappa) / kappa, Student-t interval."""
+    seeds of the signed per-seed errors (eta_best - kappa) / kappa, Student-t interval
+    (widened by the reference's own Monte Carlo error in setting d)."""
     cmp = _heldout_comparison(setting, profile)
     kappa = kappa_for(setting)["kappa"]
     errs = [(e - kappa) / kappa for e in cmp["eta_best"]]
@@ -175,8 +176,9 @@ def test_trained_layer_step_size_is_kappa(claim, profile, setting):
         claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
         metric="mean_seeds (eta_best - kappa) / kappa (signed; eta scanned on held-out "
                "predictions)",
-        **seed_fields(errs), tolerance=profile.coef_rel_tol, comparator="abs<=",
-        tolerance_source="project",
+        **widen_for_reference(seed_fields(errs),
+                              kappa_for(setting)["stderr"] / kappa),
+        tolerance=profile.coef_rel_tol, comparator="abs<=", tolerance_source="project",
         details={**_details(setting, profile, cmp), "eta_best_mean": float(np.mean(cmp["eta_best"])),
                  "eta_rel_error_per_seed": errs},
     ).check()

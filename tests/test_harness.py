@@ -274,10 +274,10 @@ def test_summary_counts_inconclusive_and_intervals():
     s = report.summarize(recs)
     t = s["total"]
     assert (t["checks"], t["hold"], t["inconclusive"], t["controls"], t["unexpected"],
-            t["interval_checks"], t["expected_chance_disagreements"]) == (6, 2, 2, 1, 1, 5, 0.25)
+            t["interval_checks"], t["expected_chance_disagreements"]) == (6, 2, 2, 1, 1, 3, 0.15)
     assert not t["ok"]
     lines = report.render_terminal(recs, s)
-    assert any(l.startswith("interval checks: 5 with a 95% interval; about 0.25 (= 0.05 x 5)")
+    assert any(l.startswith("interval checks: 3 with a 95% interval; about 0.15 (= 0.05 x 3)")
                for l in lines)
     inc = report.inconclusive_lines(recs)
     assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
@@ -570,7 +570,7 @@ def _check_report(result, pytester, profile="quick"):
         "1 reported row (no verdict)",
         "*note  test_xfail_inconclusive: XPASS(strict)*",
         "*gamma: 1 check, 1 holds, 1 in FAILING tests",
-        "interval checks: 3 with a 95% interval; about 0.15 (= 0.05 x 3) expected*",
+        "interval checks: 2 with a 95% interval; about 0.1 (= 0.05 x 2) expected*",
         "inconclusive checks: 3 (2 positive, passing; 1 negative control(s), failing their "
         "test)*",
         "  - epsilon [[]asym] test_control_inconclusive NEGATIVE CONTROL: gap: 0.012, interval "
@@ -611,7 +611,7 @@ def _check_report(result, pytester, profile="quick"):
     md = (pytester.path / "reports" / "claims.md").read_text(encoding="utf-8")
     assert "## alpha" in md and "\\|err\\|" in md and "paper's 0.93 does not reproduce" in md
     assert "## Inconclusive checks" in md and "NEGATIVE CONTROL: fails its test" in md
-    assert "interval checks: 3 with a 95% interval" in md
+    assert "interval checks: 2 with a 95% interval" in md
     assert by["test_reported"]["verdict"] == "reported" and by["test_reported"]["expect"] is None
     assert by["test_reported"]["holds_at"] is None and by["test_reported"]["tolerance"] is None
     assert by["test_inconclusive"]["interval_kind"] == "t95-seeds"
@@ -620,8 +620,8 @@ def _check_report(result, pytester, profile="quick"):
     assert by["test_xfail_inconclusive"]["verdict"] == "inconclusive"
     assert "XPASS(strict)" in by["test_xfail_inconclusive"]["note"]
     summ = data["summary"]
-    assert summ["intervals"]["checks"] == 3 and summ["intervals"]["level"] == 0.95
-    assert summ["intervals"]["expected_chance_disagreements"] == 0.15
+    assert summ["intervals"]["checks"] == 2 and summ["intervals"]["level"] == 0.95
+    assert summ["intervals"]["expected_chance_disagreements"] == 0.1
     assert sorted(r["test"].split("::")[-1] for r in summ["inconclusive"]) == [
         "test_control_inconclusive", "test_inconclusive", "test_xfail_inconclusive"]
     assert all(r["decide"] for r in summ["inconclusive"])
