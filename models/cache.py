@@ -47,8 +47,13 @@ from filelock import FileLock
 from theory.validation import check_real, check_type
 
 from .files import atomic_write_text
-from .fingerprint import Fingerprint, current_fingerprint
+from .fingerprint import Fingerprint, current_fingerprint, fresh_source_digest, source_digest
 from .trainer import TrainConfig, TrainResult, train
+
+# Pin the fingerprint of the training code to what this process has just imported (through
+# .trainer above): source_digest() is computed once per process, so every key this process
+# computes describes the code it runs, even if the files change on disk later.
+source_digest()
 
 __all__ = ["default_cache_dir", "resolve_cache_dir", "cache_key", "cache_path", "load_cached", "store", "train_cached",
            "list_entries", "clear",
@@ -195,6 +200,11 @@ def train_cached(config: TrainConfig, *, cache_dir=None, device="auto", progress
             return hit
         _log.info("training %s (key %s) into %s", config, path.stem[:12], path)
         result = train(config, device=device, progress=progress)
+        if fresh_source_digest() != source_digest():
+            _log.warning("the training code changed on disk while this process ran; the "
+                         "weights of %s are returned but not stored under the new code's key",
+                         config)
+            return result
         try:
             store(result, cache_dir, fingerprint=fp)
         except OSError as exc:  # e.g. a directory in the entry's place, a read-only folder
@@ -268,8 +278,9 @@ def list_entries(cache_dir=None) -> list[dict]:
 def clear(cache_dir=None, *, stale_only: bool = False) -> int:
     """Remove entries (all, or only those not "current"); returns how many were removed.
 
-    Only entries are removed, each with its lock file when no process holds that lock;
-    other files in the folder are left alone.
+    Only entries are removed; lock files and other files in the folder are left alone
+    (removing a lock file that a waiting process has open would let a newcomer take a
+    second lock on the same key).
     """
     check_type("stale_only", stale_only, bool, "True or False")
     removed = 0
@@ -282,12 +293,4 @@ def clear(cache_dir=None, *, stale_only: bool = False) -> int:
         except FileNotFoundError:
             continue
         removed += 1
-        lock_path = path.with_suffix(".lock")
-        if lock_path.exists():
-            lock = FileLock(str(lock_path), timeout=0)
-            try:
-                with lock:
-                    lock_path.unlink(missing_ok=True)
-            except (TimeoutError, OSError):  # filelock.Timeout is a TimeoutError: in use
-                pass
     return removed

@@ -23,8 +23,12 @@ Not seen (documented limits): imports made dynamically (``importlib``), data fil
 read at run time (training reads none), and third-party code other than torch's
 version string (numpy draws only seeds here).
 
-The source hash is computed once per process and root (``functools.lru_cache``); the
-rest is cheap.
+The source hash is computed once per process and root (``functools.lru_cache``), pinned
+when models/cache.py is imported (right after it imports the trainer), and compared with
+a fresh read of the files before an entry is stored; the rest is cheap.  Residual limit:
+a process that imports the training code, then has the files edited, and only later
+imports the cache, keys its runs by the edited files (the store-time check cannot see
+what was imported before).
 
 >>> fp = Fingerprint(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32")
 >>> len(fp.digest()), fp.digest() == fp.replace(torch="2.4.0").digest()
@@ -44,7 +48,7 @@ from pathlib import Path
 from theory.validation import check_choice, check_type
 
 __all__ = ["Fingerprint", "PACKAGES", "ENTRY_POINT", "REPO_ROOT", "module_closure",
-           "closure_files", "source_digest", "current_fingerprint"]
+           "closure_files", "source_digest", "fresh_source_digest", "current_fingerprint"]
 
 #: The project's packages; imports of anything else are not followed.
 PACKAGES = ("theory", "models")
@@ -158,6 +162,14 @@ def source_digest(root=None, entry: str = ENTRY_POINT) -> str:
     """
     module_closure(root, entry)  # validates
     return _digest(_root(root), entry)
+
+
+def fresh_source_digest(root=None, entry: str = ENTRY_POINT) -> str:
+    """:func:`source_digest` read from disk now, bypassing the per-process cache: the
+    weight cache compares the two before storing, so weights trained by code that
+    changed on disk meanwhile are never stored under the new code's key."""
+    module_closure(root, entry)  # validates
+    return _digest.__wrapped__(_root(root), entry)
 
 
 # ----------------------------------------------------------------------------- fingerprint

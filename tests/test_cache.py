@@ -238,6 +238,20 @@ def test_an_entry_of_other_code_is_not_served(tmp_path, calls, monkeypatch):
     assert len(calls) == 2 and len(list(tmp_path.glob("*.json"))) == 2
 
 
+def test_code_edited_while_the_process_runs_is_not_stored(tmp_path, calls, caplog):
+    """The files of the training closure changed on disk after this process pinned its
+    fingerprint: the weights (of the code in memory) are returned but never stored under
+    a key; control: without the edit the same call stores its entry."""
+    cfg = TrainConfig(seed=9, **TINY)
+    with pytest.MonkeyPatch.context() as mp, caplog.at_level(logging.WARNING, logger="models.cache"):
+        mp.setattr(cache_mod, "fresh_source_digest", lambda: "0" * 64)
+        _train(cfg, tmp_path)
+    assert len(calls) == 1 and list(tmp_path.glob("*.json")) == []
+    assert any("changed on disk" in r.getMessage() for r in caplog.records)
+    _train(cfg, tmp_path)
+    assert len(calls) == 2 and len(list(tmp_path.glob("*.json"))) == 1
+
+
 @pytest.mark.parametrize("content, why", [
     (b"{ not json", "corrupt"),
     (b"\xff\xfe\x00binary", "corrupt"),
