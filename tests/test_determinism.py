@@ -148,3 +148,23 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def test_a_real_claim_serially_and_under_xdist(tmp_path):
+    """The same for a claim of the suite: ``gd-equivalence``'s exact check (theta* against
+    one GD step, hypothesis-drawn systems of settings a-d, with its two negative controls),
+    run from the repository root serially and with ``-n 2``."""
+    node = "claims/test_gd_equivalence.py::test_theta_star_predicts_one_gd_step"
+    reports = []
+    for name, args in (("serial", ()), ("xdist", ("-n", "2"))):
+        out = tmp_path / name
+        proc = run_bounded([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", node,
+                            "--claims-report", str(out), *args], timeout=BOUND_S, cwd=REPO,
+                           env=clean_env(REPO))
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        assert "3 passed" in proc.stdout
+        reports.append(out / "claims.json")
+    assert len(json.loads(reports[0].read_text())["records"]) == 3
+    res = _compare(*reports)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "bit-identical:      3" in res.stdout and "RESULT: MATCH" in res.stdout
