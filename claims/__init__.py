@@ -5,8 +5,9 @@ harness:
 
 - :mod:`claims.records`   how a check records what it measured, its interval and verdict
   (``claim.record(...).check()``).
-- :mod:`claims.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE) and
-  what would decide an inconclusive check.
+- :mod:`claims.display`   how values, criteria and intervals are shown in the reports.
+- :mod:`claims.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE,
+  percentile bootstrap) and what would decide an inconclusive check.
 - :mod:`claims.collect`   records gathered from pytest's reports, each test's outcome.
 - :mod:`claims.report`    the report: table, ``reports/claims.json``, ``reports/claims.md``.
 - :mod:`claims.seeds`     ``seed_for`` / ``rng_for`` and ``claim_settings`` for hypothesis.
@@ -17,7 +18,6 @@ harness:
 - :mod:`claims.runopts`   the options of the current run (random draws, retraining).
 - :mod:`claims.compare`   ``python -m claims.compare BEFORE.json AFTER.json``: do two
   reports agree (timings and node ids aside)?
-- :mod:`claims.harness`   all public names of the harness in one import.
 
 Run ``pytest claims`` (or ``pytest claims -n auto``, ``pytest --profile paper claims``)
 from the repository root.

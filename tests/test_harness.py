@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from _procs import clean_env, run_bounded
 
-from claims import harness, report, runopts, stats
+from claims import report, runopts, stats
 from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
 from claims.records import (ClaimRecorder, Record, compare, format_value, make_record,
                             records_from_user_properties, to_builtin)
@@ -730,10 +730,3 @@ def test_profile_option_from_the_repository_root(args, tmp_path):
     assert "test_training_run" in proc.stdout
     assert not (tmp_path / "reports").exists()     # nothing recorded, no report
 
-
-def test_facade_reexports_the_modules():
-    from claims import collect, records, seeds
-    assert harness.seed_for is seeds.seed_for and harness.ClaimRecorder is records.ClaimRecorder
-    assert harness.RecordCollector is collect.RecordCollector
-    assert harness.write_reports is report.write_reports
-    assert all(hasattr(harness, name) for name in harness.__all__)
