@@ -34,7 +34,6 @@ import numpy as np
 import pytest
 import scipy.optimize
 import sympy as sp
-import torch
 
 from claims._ar1 import (
     KNOWN_COEF_FAILURES,
@@ -52,7 +51,6 @@ from theory.ar import ar1_optimal_weights
 from theory.kappa import kappa_exact_a, kappa_moments_quadrature
 from theory.population import (
     beta_from_weights,
-    feature_list,
     population_loss,
     population_moments,
 )
@@ -71,19 +69,20 @@ def test_training_run(profile, setting, seed_index):
 
     Collected first so that ``-n auto`` spreads the training runs over the workers; the
     checks of section 4 below and claims/test_gd_equivalence.py read them from the cache.
-    Sanity only (no claim record): on fresh sequences the layer's loss is below that of
-    the zero predictor, paired on the same sequences (the training-loss curve itself is
-    too noisy to compare in the heavy-tailed setting d).
+    Sanity only (no claim record): the layer's population loss (the quadratic of
+    docs/math.md section 2.2 at its weights; exact quadrature moments in settings a-c,
+    Monte Carlo moments over 1e5 systems in d) is below the zero predictor's, v / 2.
+    (An empirical comparison on held-out sequences is too weak for this: the paired loss
+    differences are heavy-tailed, standard deviation about 30 times their mean, so 2e4
+    sequences leave a correct layer at 3-4 standard errors.)
     """
     if seed_index >= profile.n_seeds:
         pytest.skip(f"profile {profile.name} trains {profile.n_seeds} seed(s)")
     run = trained_ar1(setting, seed_index, profile)
     assert np.isfinite(run.final_loss) and np.isfinite(run.eval_loss)
-    _, y = LDSFamily(setting).sample(rng_for(CLAIM, "sanity", setting, seed_index), 20_000)
-    with torch.no_grad():
-        pred = run.model(dtype=torch.float64).predict(torch.from_numpy(y)).numpy()
-    gain = 0.5 * y[:, -1] ** 2 - 0.5 * (pred - y[:, -1]) ** 2       # zero-predictor loss - ours
-    assert gain.mean() > 4 * gain.std() / np.sqrt(gain.size)
+    mom = moments_for(setting)
+    loss = float(population_loss(beta_from_weights(run.W_V, run.W_QK), mom.M, mom.c, mom.v))
+    assert loss < mom.v / 2, (loss, mom.v / 2)
 
 
 # --------------------------------------------------------------------------- 2. stationarity

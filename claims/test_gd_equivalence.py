@@ -35,7 +35,7 @@ from claims._ar1 import (
     known_failures,
     trained_ar1,
 )
-from claims.seeds import claim_settings, rng_for, seed_for
+from claims.seeds import claim_settings, rng_for
 from claims.stats import seed_fields, widen_for_reference
 from models.attention import LinearSelfAttention
 from theory.ar import ar1_optimal_weights, gd, predict_ar

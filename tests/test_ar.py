@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from _oracles import loop_context_stats, loop_tokens, random_spd
+from _oracles import loop_context_stats, loop_tokens
 from theory.ar import (
     ar1_optimal_weights,
     attention_ar_weights,
