@@ -229,7 +229,7 @@ def _entry_files(cache_dir) -> list[Path]:
     return sorted(p for p in d.iterdir() if _ENTRY_NAME.match(p.name) and p.is_file())
 
 
-def _describe(path: Path, sources: str, torch_version: str) -> dict:
+def _describe(path: Path, sources: str, torch_version: str, numpy_version: str) -> dict:
     """One entry as plain JSON types; ``status`` "current", "stale" or "corrupt"."""
     info = {"key": path.stem, "path": str(path), "size": path.stat().st_size, "setting": None,
             "s": None, "steps": None, "batch": None, "seed": None, "dtype": None, "device": None,
@@ -249,7 +249,8 @@ def _describe(path: Path, sources: str, torch_version: str) -> dict:
     except (ValueError, TypeError):
         fp = None  # an entry of the configuration-only layout (before CACHE_FORMAT 2)
     current = (fp is not None and data.get("cache_format") == CACHE_FORMAT and fp.sources == sources
-               and fp.torch == torch_version and data.get("cache_key") == path.stem)
+               and fp.torch == torch_version and fp.numpy == numpy_version
+               and data.get("cache_key") == path.stem)
     info["status"] = "current" if current else "stale"
     return info
 
@@ -257,19 +258,18 @@ def _describe(path: Path, sources: str, torch_version: str) -> dict:
 def list_entries(cache_dir=None) -> list[dict]:
     """Every entry in ``cache_dir``, described (:func:`_describe`), sorted by file name.
 
-    "current": stored by this checkout's training closure and this torch (any device
-    type); "stale": other code, another torch, or an older entry layout; "corrupt":
+    "current": stored by this checkout's training closure, this torch and this numpy (any
+    device type); "stale": other code, another torch or numpy, or an older entry layout; "corrupt":
     unreadable.
     """
+    import numpy
     import torch
 
-    from .fingerprint import source_digest
-
-    sources, version = source_digest(), str(torch.__version__)
+    sources, version, np_version = source_digest(), str(torch.__version__), str(numpy.__version__)
     out = []
     for path in _entry_files(cache_dir):
         try:
-            out.append(_describe(path, sources, version))
+            out.append(_describe(path, sources, version, np_version))
         except FileNotFoundError:  # removed meanwhile
             continue
     return out

@@ -15,13 +15,15 @@ key of an entry is the configuration (:meth:`TrainConfig.key`) *and* this finger
   a module outside it (the CLI, the cache itself, the claims) does not.
 * ``torch``: ``torch.__version__`` (kernels, random streams and fused AdamW change
   between versions);
+* ``numpy``: ``numpy.__version__`` (settings b and d draw their systems with numpy's
+  generator, QR and condition numbers, which a numpy or LAPACK upgrade may change);
 * ``device``: the device *type* the run trains on, ``"cpu"`` or ``"cuda"`` (``"auto"``
   is resolved first; CUDA runs use other random streams than CPU runs);
 * ``dtype``: the training dtype (``TrainConfig.dtype``).
 
 Not seen (documented limits): imports made dynamically (``importlib``), data files
-read at run time (training reads none), and third-party code other than torch's
-version string (numpy draws only seeds here).
+read at run time (training reads none), and third-party code beyond the torch and numpy
+version strings (e.g. the BLAS numpy links, when it changes without numpy's version).
 
 The source hash is computed once per process and root (``functools.lru_cache``), pinned
 when models/cache.py is imported (right after it imports the trainer), and compared with
@@ -30,7 +32,7 @@ a process that imports the training code, then has the files edited, and only la
 imports the cache, keys its runs by the edited files (the store-time check cannot see
 what was imported before).
 
->>> fp = Fingerprint(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32")
+>>> fp = Fingerprint(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32", numpy="2.0.0")
 >>> len(fp.digest()), fp.digest() == fp.replace(torch="2.4.0").digest()
 (64, False)
 """
@@ -181,16 +183,17 @@ class Fingerprint:
     torch: str
     device: str
     dtype: str
+    numpy: str
 
     def __post_init__(self):
-        for name in ("sources", "torch", "dtype"):
+        for name in ("sources", "torch", "dtype", "numpy"):
             value = check_type(name, getattr(self, name), str, "a string")
             if not value:
                 raise ValueError(f"{name} must be a non-empty string")
         check_choice("device", self.device, _DEVICE_TYPES)
 
     def digest(self) -> str:
-        """sha256 (hex) of the four fields."""
+        """sha256 (hex) of the five fields."""
         blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -216,5 +219,8 @@ def current_fingerprint(device="auto", dtype: str = "float32", *, root=None) -> 
     from .runtime import resolve_device
 
     check_type("dtype", dtype, str, "a string such as 'float32'")
+    import numpy
+
     return Fingerprint(sources=source_digest(root), torch=str(torch.__version__),
+                       numpy=str(numpy.__version__),
                        device=resolve_device(device).type, dtype=dtype)

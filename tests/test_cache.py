@@ -149,11 +149,13 @@ def test_an_edit_outside_the_closure_keeps_the_key(tmp_path, pristine, rel):
 
 @pytest.mark.parametrize("field, value", [
     ("torch", "0.0.1"), ("torch", torch.__version__ + "+other"), ("device", "cuda"),
+    ("numpy", "0.0.1"),
     ("dtype", "float64"), ("sources", "f" * 64),
 ])
 def test_torch_version_device_and_dtype_enter_the_key(field, value):
     cfg = TrainConfig(**TINY)
-    base = Fingerprint(sources="0" * 64, torch=torch.__version__, device="cpu", dtype="float32")
+    base = Fingerprint(sources="0" * 64, torch=torch.__version__, device="cpu", dtype="float32",
+                       numpy="2.0.0")
     other = base.replace(**{field: value})
     assert other.digest() != base.digest()
     assert cache_mod.cache_key(cfg, fingerprint=other) != cache_mod.cache_key(cfg, fingerprint=base)
@@ -173,9 +175,10 @@ def test_current_fingerprint_resolves_the_device_and_reads_this_torch():
 
 @pytest.mark.parametrize("kw, name", [
     (dict(device="tpu"), "device"), (dict(torch=""), "torch"), (dict(sources=1), "sources"),
+    (dict(numpy=""), "numpy"),
 ])
 def test_fingerprint_fields_are_checked(kw, name):
-    base = dict(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32")
+    base = dict(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32", numpy="2.0.0")
     with pytest.raises(ValueError, match=f"^{name}"):
         Fingerprint(**{**base, **kw})
     with pytest.raises(ValueError, match="^fingerprint"):
