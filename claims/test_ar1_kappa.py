@@ -37,7 +37,6 @@ SE = 0.0048, i.e. 3.8 SE -- below the 4-SE criterion on its own.
 """
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 
 import numpy as np
@@ -68,9 +67,8 @@ def _exact_and_mc(T, d, sw, sv, m, seed):
     return exact, kappa_mc_trajectories(fam, m, np.random.default_rng(seed))
 
 
-@functools.lru_cache(maxsize=None)
 def _draws(profile) -> tuple:
-    """The hypothesis draws shared by check 1 and its control (same systems, same MC)."""
+    """The hypothesis draws of check 1, on which its control is judged too (same systems, same MC)."""
     out = []
 
     @claim_settings(profile)
@@ -126,7 +124,6 @@ def test_exact_kappa_equals_monte_carlo(claim, profile):
     claim.check_all()
 
 
-@functools.lru_cache(maxsize=None)
 def _calibration_z(profile_name: str) -> np.ndarray:
     """Signed z_i = (kappa_mc - kappa_exact) / SE over systems drawn from the claim's seed."""
     n = CALIBRATION_SYSTEMS[profile_name]

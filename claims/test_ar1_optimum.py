@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -48,7 +47,7 @@ from claims.seeds import rng_for
 from claims.profiles import PAPER, QUICK
 from claims.stats import seed_fields, widen_for_reference
 from theory.ar import ar1_optimal_weights
-from theory.kappa import kappa_exact_a, kappa_moments_quadrature
+from theory.kappa import family_variances, kappa_exact_a, kappa_moments_quadrature
 from theory.population import (
     beta_from_weights,
     population_loss,
@@ -165,8 +164,7 @@ def independent_kappa(setting: str) -> tuple[float, str]:
     """
     fam = LDSFamily(setting)
     if setting == "a":
-        sw2, sv2, s02 = (Fraction(repr(float(getattr(fam, n)))) ** 2
-                         for n in ("sigma_w", "sigma_v", "sigma_0"))     # 0.1 -> 1/100
+        sw2, sv2, s02 = family_variances(fam)                        # 0.1 -> 1/100
         return float(kappa_exact_a(fam.T, fam.d, sw2, sv2, s02)), "exact-rational"
     num, den = kappa_moments_quadrature(fam)
     return (fam.T - 2) * num / den, "eq15-forms-quadrature"

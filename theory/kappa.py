@@ -62,6 +62,7 @@ __all__ = [
     "kappa_moments_quadrature",
     "kappa_mc_moments",
     "kappa_mc_trajectories",
+    "family_variances",
     "moment_forms",
 ]
 
@@ -190,7 +191,7 @@ def kappa_mc_trajectories(family: LDSFamily, m: int, rng: np.random.Generator,
 
 # --------------------------------------------------------------------------- dispatcher
 
-def _family_variances(family: LDSFamily):
+def family_variances(family: LDSFamily):
     """(sigma_w2, sigma_v2, sigma_02) as exact Fractions from the family's std devs,
     each read by its decimal repr (0.1 -> 1/10, squared 1/100)."""
     return tuple(Fraction(repr(float(getattr(family, n)))) ** 2
@@ -222,7 +223,7 @@ def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: in
                          f"{QUADRATURE_SETTINGS}, got setting {family.setting!r}; use 'mc-moments'")
     base = _family_details(family)
     if meth == "exact-rational":
-        sw2, sv2, s02 = _family_variances(family)
+        sw2, sv2, s02 = family_variances(family)
         num, den = kappa_moments_exact_a(family.T, family.d, sw2, sv2, s02)
         ex = (family.T - 2) * num / den
         det = base | {"sigma_w2": str(sw2), "sigma_v2": str(sv2), "sigma_02": str(s02)}
