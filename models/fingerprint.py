@@ -15,8 +15,8 @@ key of an entry is the configuration (:meth:`TrainConfig.key`) *and* this finger
   a module outside it (the CLI, the cache itself, the claims) does not.
 * ``torch``: ``torch.__version__`` (kernels, random streams and fused AdamW change
   between versions);
-* ``numpy``: ``numpy.__version__`` (settings b and d draw their systems with numpy's
-  generator, QR and condition numbers, which a numpy or LAPACK upgrade may change);
+* ``numpy``: ``numpy.__version__`` (the noise factors come from numpy's Cholesky,
+  theory.systems.psd_factor, which a numpy or LAPACK upgrade may change);
 * ``device``: the device *type* the run trains on, ``"cpu"`` or ``"cuda"`` (``"auto"``
   is resolved first; CUDA runs use other random streams than CPU runs);
 * ``dtype``: the training dtype (``TrainConfig.dtype``).

@@ -556,15 +556,6 @@ def test_concurrent_processes_train_once(tmp_path):
 
 
 # ----------------------------------------------------------------------------- details
-def test_sampler_seeds_span_62_bits():
-    """The per-shard numpy seed drawn from a torch generator is a 62-bit number: distinct
-    generators give distinct seeds (a narrow range would make shards share systems)."""
-    from models.sampler import _seed_from
-    seeds = [_seed_from(torch.Generator().manual_seed(i)) for i in range(64)]
-    assert len(set(seeds)) == 64
-    assert all(0 <= s < 2 ** 62 for s in seeds) and max(seeds) > 2 ** 56
-
-
 def test_result_record_without_torch_version(tiny_result):
     d = tiny_result.to_dict()
     del d["torch_version"]
@@ -609,3 +600,37 @@ def test_cuda_training_runs():
     """The CUDA branch of train() (no helper threads); CPU-only machines skip it."""
     r = train(TrainConfig(**TINY), device="cuda", progress=False)
     assert r.device.startswith("cuda") and np.isfinite(r.final_loss) and np.all(np.isfinite(r.W_V))
+
+
+# ----------------------------------------------------------------------------- resources
+def test_resource_guards_name_the_parameter_before_any_work():
+    from models.trainer import check_resources, data_scale, memory_estimate
+    base = TrainConfig("a")
+    assert data_scale(base)[1] == "sigma_0" and 0 < data_scale(base)[0] < 10
+    with pytest.raises(ValueError, match="^batch = 1000000000 needs about"):
+        train(TrainConfig("a", batch=10 ** 9), device="cpu")
+    with pytest.raises(ValueError, match="^batch = 3000 needs"):
+        check_resources(base, max_memory=1024.0)
+    check_resources(base, max_memory=2.0 * memory_estimate(base))
+    with pytest.raises(ValueError, match="^sigma_w = 100000.0 makes the data scale"):
+        train(TrainConfig("a", sigma_w=1e5), device="cpu")
+    check_resources(TrainConfig("a", sigma_w=1e5, dtype="float64"))       # float64 holds it
+    with pytest.raises(ValueError, match="^max_memory"):
+        check_resources(base, max_memory=0.0)
+    # the estimate grows with the batch and the window
+    assert memory_estimate(base.replace(batch=6000)) > 1.9 * memory_estimate(base)
+    assert memory_estimate(base.replace(s=4)) > memory_estimate(base)
+
+
+def test_layer_refuses_non_float_dtypes_and_non_finite_input():
+    with pytest.raises(ValueError, match="^dtype"):
+        LinearSelfAttention(1, dtype=torch.int32)
+    with pytest.raises(ValueError, match="^dtype"):
+        LinearSelfAttention.from_weights(np.eye(2), np.eye(2), dtype=torch.float16)
+    with pytest.raises(ValueError, match="^W_V must be"):
+        LinearSelfAttention.from_weights([["a", "b"], ["c", "d"]], np.eye(2))
+    layer = LinearSelfAttention(1, dtype=torch.float64)
+    Y0 = build_tokens(torch.ones(2, 6, dtype=torch.float64), 1)
+    Y0[0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match="^Y0 must be finite"):
+        layer(Y0)

@@ -1,0 +1,158 @@
+"""models.sampler: the torch sampler of settings b and d against the theory's numpy sampler.
+
+Oracles: ``numpy.linalg.cond`` for the rejection decision of setting d; the theory's
+numpy sampler (theory.systems.LDSFamily.sample_systems) for the law of the systems,
+compared through moments of P (setting d) and fourth moments of y averaged over its
+systems by Isserlis' theorem; the exact weight moments of setting b
+(theory.coordinate.setting_weight_moments, d * Dirichlet(1/2)); and, conditionally on the
+systems of a draw (TorchLDSSampler.systems), the theory's exact covariance
+theory.systems.covariance.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from models.sampler import TorchLDSSampler, accept_conditioned
+from theory.coordinate import setting_weight_moments
+from theory.systems import LDSFamily, conditioned_gaussian, covariance
+
+
+def _zscores(samples_a, mean_b, se_b=0.0):
+    """(mean(samples_a) - mean_b) / combined standard error, per column."""
+    n = samples_a.shape[0]
+    se = np.sqrt(samples_a.var(axis=0, ddof=1) / n + np.asarray(se_b) ** 2)
+    return (samples_a.mean(axis=0) - mean_b) / se
+
+
+def _batch_last(P):
+    return torch.as_tensor(P).permute(1, 2, 0).contiguous()
+
+
+def _inv(P):
+    return torch.linalg.inv(P.permute(2, 0, 1)).permute(1, 2, 0).contiguous()
+
+
+# ----------------------------------------------------------------------------- rejection
+@settings(max_examples=30, deadline=None)
+@given(scale=st.floats(0.05, 3.0), cond_max=st.floats(1.05, 20.0), d=st.integers(1, 6),
+       seed=st.integers(0, 2 ** 32 - 1), dtype=st.sampled_from([torch.float32, torch.float64]))
+def test_accept_conditioned_is_numpys_decision(scale, cond_max, d, seed, dtype):
+    rng = np.random.default_rng(seed)
+    P = np.eye(d) + scale / math.sqrt(d) * rng.standard_normal((400, d, d))
+    Pt = _batch_last(P).to(dtype)
+    acc = accept_conditioned(Pt, _inv(Pt), cond_max).numpy()
+    ref = np.linalg.cond(Pt.permute(2, 0, 1).double().numpy()) <= cond_max
+    assert np.array_equal(acc, ref)
+
+
+def test_accept_conditioned_at_the_threshold():
+    """Matrices built with cond_2 = 3 (1 +- 1e-7) and 3 (1 +- 1e-3): decided exactly."""
+    rng = np.random.default_rng(0)
+    d, m = 5, 600
+    U = np.linalg.qr(rng.standard_normal((m, d, d)))[0]
+    V = np.linalg.qr(rng.standard_normal((m, d, d)))[0]
+    rel = np.concatenate([np.full(m // 4, 1e-7), np.full(m // 4, -1e-7),
+                          np.full(m // 4, 1e-3), np.full(m // 4, -1e-3)])
+    sig = np.sort(rng.uniform(1.0, 3.0, (m, d)), axis=1)[:, ::-1].copy()
+    sig[:, 0] = 3.0 * (1.0 + rel)
+    sig[:, -1] = 1.0
+    P = U @ (sig[:, :, None] * V)
+    Pt = _batch_last(P)
+    acc = accept_conditioned(Pt, _inv(Pt), 3.0).numpy()
+    assert np.array_equal(acc, np.linalg.cond(P) <= 3.0)
+    assert np.array_equal(acc, rel < 0)
+
+
+def test_setting_d_P_has_the_numpy_samplers_law():
+    """Entries of P: means and second moments; and cond_2(P) quantiles, torch vs numpy."""
+    fam = LDSFamily("d", d=4)
+    m = 60_000
+    drawn = TorchLDSSampler(fam, dtype=torch.float64)._conditioned(m, torch.Generator().manual_seed(1))
+    Pt = drawn[0].permute(2, 0, 1).numpy()
+    Pn = conditioned_gaussian(np.random.default_rng(2), m, fam.d, fam.cond_max)
+    np.testing.assert_allclose(np.einsum("mij,mjk->mik", Pt, drawn[1].permute(2, 0, 1).numpy()),
+                               np.broadcast_to(np.eye(fam.d), Pt.shape), atol=1e-10)
+    assert np.linalg.cond(Pt).max() <= fam.cond_max
+    feats = lambda P: np.concatenate([P.reshape(m, -1), (P.reshape(m, -1) ** 2),  # noqa: E731
+                                      np.linalg.cond(P)[:, None], np.trace(P @ P, axis1=1, axis2=2)[:, None]],
+                                     axis=1)
+    Ft, Fn = feats(Pt), feats(Pn)
+    z = _zscores(Ft, Fn.mean(0), Fn.std(0, ddof=1) / math.sqrt(m))
+    assert np.abs(z).max() < 5.0, z
+    qt, qn = np.quantile(Ft[:, -2], [0.5, 0.9, 0.99]), np.quantile(Fn[:, -2], [0.5, 0.9, 0.99])
+    np.testing.assert_allclose(qt, qn, rtol=0.02)
+
+
+def test_setting_b_observation_vector_has_the_dirichlet_weights():
+    """w = c'^2 (c' = Q 1) sums to d, with E[w1^2] and E[w1 w2] of d * Dirichlet(1/2)."""
+    d, m = 5, 200_000
+    for fam in (LDSFamily("b", d=d), _Anisotropic("b", d=d)):
+        sampler = TorchLDSSampler(fam, dtype=torch.float64)
+        _, (lamT, R, cvec), _ = sampler.draw(m, torch.Generator().manual_seed(3))
+        assert (R is None) == (fam.setting == "b" and type(fam) is LDSFamily)
+        w = cvec.numpy().T ** 2
+        np.testing.assert_allclose(w.sum(1), d, rtol=1e-12)
+        exact = setting_weight_moments("b", d)
+        z = _zscores(np.stack([w[:, 0] ** 2, w[:, 0] * w[:, 1]], 1), np.array([exact["2"], exact["11"]]))
+        assert np.abs(z).max() < 5.0, z
+        if R is not None:
+            Q = R.permute(2, 0, 1).numpy()
+            np.testing.assert_allclose(Q @ np.swapaxes(Q, 1, 2), np.broadcast_to(np.eye(d), Q.shape), atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- simulation
+class _Anisotropic(LDSFamily):
+    """A non-isotropic process noise (setting b keeps the orthogonal factor then)."""
+
+    def process_noise_cov(self):
+        return self.sigma_w ** 2 * np.diag(np.linspace(0.5, 1.5, self.d))
+
+
+@pytest.mark.parametrize("setting, family", [("b", LDSFamily), ("d", LDSFamily), ("b", _Anisotropic),
+                                             ("a", LDSFamily)])
+def test_eigenbasis_simulation_has_the_exact_covariance_of_its_systems(setting, family):
+    """Given the systems of a draw (A = R^-1 diag(lambda) R, or a Householder Q for b), many
+    trajectories through the eigenbasis recursion have the theory's exact K(A)."""
+    fam = family(setting, T=7, d=3, sigma_w=0.3, sigma_v=0.2, sigma_0=0.8)
+    sampler = TorchLDSSampler(fam, dtype=torch.float64)
+    kind, (lamT, R, cvec), _ = sampler.draw(3, torch.Generator().manual_seed(4))
+    K = covariance(sampler.systems((kind, (lamT, R, cvec), None)), fam.T)
+    reps = 20_000
+    rep = lambda x: None if x is None else x.repeat_interleave(reps, dim=-1)  # noqa: E731
+    z = torch.randn(sampler._n_noise(3 * reps), generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    y = sampler.finish(("eigen", (rep(lamT), rep(R), rep(cvec)), z)).T.numpy().reshape(3, reps, fam.T)
+    i, j = np.triu_indices(fam.T)
+    zs = np.concatenate([_zscores(y[k][:, i] * y[k][:, j], K[k][i, j]) for k in range(3)])
+    assert np.abs(zs).max() < 5.0, zs
+
+
+def _isserlis4(K, q):
+    a, b, c, e = q
+    return K[:, a, b] * K[:, c, e] + K[:, a, c] * K[:, b, e] + K[:, a, e] * K[:, b, c]
+
+
+@pytest.mark.parametrize("setting", ["b", "d"])
+def test_fourth_moments_match_the_numpy_sampler(setting):
+    """Over random systems: E[y_a y_b y_c y_e] from the torch sampler vs the exact per-system
+    fourth moments (Isserlis on K) averaged over the numpy sampler's systems."""
+    fam = LDSFamily(setting, T=6, d=4)
+    m = 200_000
+    sampler = TorchLDSSampler(fam, dtype=torch.float64)
+    y = sampler.finish(sampler.draw(m, torch.Generator().manual_seed(6))).T.numpy()
+    K = covariance(fam.sample_systems(np.random.default_rng(7), 40_000), fam.T)
+    quads = [(4, 4, 5, 5), (0, 1, 4, 5), (3, 4, 4, 5), (5, 5, 5, 5), (0, 0, 5, 5)]
+    emp = np.stack([np.prod(y[:, list(q)], axis=1) for q in quads], 1)
+    ex = np.stack([_isserlis4(K, q) for q in quads], 1)
+    z = _zscores(emp, ex.mean(0), ex.std(0, ddof=1) / math.sqrt(len(K)))
+    assert np.abs(z).max() < 5.0, z
+
+
+def test_systems_needs_a_draw():
+    sampler = TorchLDSSampler(LDSFamily("a", T=5))
+    with pytest.raises(ValueError, match="^drawn"):
+        sampler.systems(("full", None, None))
