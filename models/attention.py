@@ -20,9 +20,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from theory.validation import check_choice, check_nonneg_real, check_positive_int, check_type, check_window
+from theory.validation import (check_choice, check_finite_array, check_nonneg_real, check_positive_int,
+                               check_type, check_window)
 
-__all__ = ["build_tokens", "LinearSelfAttention"]
+__all__ = ["build_tokens", "LinearSelfAttention", "DTYPES"]
+
+#: the floating dtypes a layer holds its weights in.
+DTYPES = (torch.float32, torch.float64)
 
 
 def build_tokens(y: torch.Tensor, s: int) -> torch.Tensor:
@@ -39,6 +43,15 @@ def build_tokens(y: torch.Tensor, s: int) -> torch.Tensor:
     return torch.cat([Z, zq[:, :, None]], dim=2)
 
 
+def _as_matrix(name, W, dtype) -> torch.Tensor:
+    """``W`` (numpy, torch or nested lists of reals) as a tensor of ``dtype``; ValueError naming it."""
+    if isinstance(W, torch.Tensor):
+        if W.is_complex():
+            raise ValueError(f"{name} must be real, got a complex tensor")
+        return W.detach().to(dtype)
+    return torch.as_tensor(check_finite_array(name, W, ndim=None), dtype=dtype)
+
+
 class LinearSelfAttention(nn.Module):
     """One linear attention layer for window ``s``: parameters W_V, W_QK of size (s+1, s+1).
 
@@ -51,6 +64,7 @@ class LinearSelfAttention(nn.Module):
                  generator: torch.Generator | None = None):
         super().__init__()
         s = check_positive_int("s", s)
+        check_choice("dtype", dtype, DTYPES)
         check_choice("init", init, ("normal", "zeros"))
         check_nonneg_real("init_scale", init_scale)
         self.s = s
@@ -67,8 +81,8 @@ class LinearSelfAttention(nn.Module):
     @classmethod
     def from_weights(cls, W_V, W_QK, *, dtype: torch.dtype = torch.float64, device=None):
         """A layer holding the given (s+1) x (s+1) weights (numpy or torch)."""
-        W_V = torch.as_tensor(np.asarray(W_V) if not isinstance(W_V, torch.Tensor) else W_V, dtype=dtype)
-        W_QK = torch.as_tensor(np.asarray(W_QK) if not isinstance(W_QK, torch.Tensor) else W_QK, dtype=dtype)
+        check_choice("dtype", dtype, DTYPES)
+        W_V, W_QK = _as_matrix("W_V", W_V, dtype), _as_matrix("W_QK", W_QK, dtype)
         if W_V.ndim != 2 or W_V.shape[0] != W_V.shape[1] or W_V.shape[0] < 2:
             raise ValueError(f"W_V must be an (s+1) x (s+1) matrix with s >= 1, got {tuple(W_V.shape)}")
         if W_QK.shape != W_V.shape:
@@ -88,6 +102,8 @@ class LinearSelfAttention(nn.Module):
             raise ValueError(f"Y0 must have the layer's dtype {self.W_V.dtype}, got {Y0.dtype}")
         if Y0.ndim != 3 or Y0.shape[1] != self.s + 1 or Y0.shape[2] < 2:
             raise ValueError(f"Y0 must have shape (B, {self.s + 1}, n+1) with n >= 1, got {tuple(Y0.shape)}")
+        if not torch.isfinite(Y0).all():
+            raise ValueError("Y0 must be finite (no NaN or inf)")
         n = Y0.shape[2] - 1
         YM = Y0[:, :, :n]                                   # Y M: the query column zeroed (dropped)
         C = YM @ YM.transpose(1, 2) / n                     # (1/n) Y M Y^T

@@ -176,14 +176,15 @@ def store(result: TrainResult, cache_dir=None, *, device=None,
 
 
 def train_cached(config: TrainConfig, *, cache_dir=None, device="auto", progress=None,
-                 stale_before: float | None = None) -> TrainResult:
+                 stale_before: float | None = None, max_memory: float | None = None) -> TrainResult:
     """``train(config)``, computed at most once per configuration, code fingerprint and cache directory.
 
     Loads ``<cache_dir>/<key>.json`` when present, valid and created at or after
     ``stale_before`` (epoch seconds; None = any time); otherwise takes the per-key file
     lock, checks again (another process may have just finished), trains, stores
     atomically and releases the lock.  ``device`` ("auto" resolved first) enters the
-    key through its type (cpu/cuda); ``progress`` only matters when it trains.
+    key through its type (cpu/cuda); ``progress`` and ``max_memory`` (bytes, see
+    models.trainer.check_resources) only matter when it trains.
     """
     _check_config(config)
     stale_before = _stale_before(stale_before)
@@ -199,7 +200,7 @@ def train_cached(config: TrainConfig, *, cache_dir=None, device="auto", progress
         if hit is not None:
             return hit
         _log.info("training %s (key %s) into %s", config, path.stem[:12], path)
-        result = train(config, device=device, progress=progress)
+        result = train(config, device=device, progress=progress, max_memory=max_memory)
         if fresh_source_digest() != source_digest():
             _log.warning("the training code changed on disk while this process ran; the "
                          "weights of %s are returned but not stored under the new code's key",

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import collections
 import math
+import os
 import sys
 import threading
 import time
@@ -61,7 +62,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 
-from theory.validation import check_type
+from theory.validation import check_real, check_type
 
 from .attention import LinearSelfAttention, build_tokens
 from .config import DTYPES, KEY_FORMAT, TrainConfig, lr_schedule, stream_seed
@@ -81,6 +82,9 @@ __all__ = [
     "stream_seed",
     "KEY_FORMAT",
     "SHARD_SIZE",
+    "check_resources",
+    "data_scale",
+    "memory_estimate",
 ]
 
 #: Largest number of systems one generator stream draws in a step (see module doc).
@@ -159,16 +163,96 @@ def _resolve_progress(progress, steps):
     return bool(progress)
 
 
-def train(config: TrainConfig, *, device="auto", progress=None) -> TrainResult:
+def data_scale(config: TrainConfig) -> tuple[float, str]:
+    """(bound on std(y_t), the parameter that dominates it) for the configuration's family.
+
+    With |lambda_i| <= 1 and c = 1, Var(c^T x_t) <= q d (sigma_0^2 + t max(omega) sigma_w^2),
+    q = cond_max^2 for setting d (its eigenbasis P can amplify by cond(P)^2) and 1
+    otherwise, and Var(y_t) adds sigma_v^2.  The features are cubic in y and the loss is
+    of degree 6.
+
+    >>> scale, name = data_scale(TrainConfig("a"))
+    >>> round(scale, 3), name                  # sqrt(5 (1 + 30 * 0.01) + 0.01)
+    (2.551, 'sigma_0')
+    """
+    fam = config.family()
+    q = config.cond_max ** 2 if config.setting == "d" else 1.0
+    parts = {"sigma_0": q * fam.d * fam.sigma_0 ** 2,
+             "sigma_w": q * fam.d * fam.T * float(np.max(fam.noise_weights)) * fam.sigma_w ** 2,
+             "sigma_v": fam.sigma_v ** 2}
+    return math.sqrt(sum(parts.values())), max(parts, key=parts.get)
+
+
+#: largest data scale (std of y) a training dtype accepts: 10 sd cubed (a feature), times
+#: 10 sd (the target) and squared (the loss) stays well inside the dtype's range.
+MAX_DATA_SCALE = {"float32": 1e4, "float64": 1e30}
+#: fraction of the machine's memory a run may plan to use unless told otherwise.
+MEMORY_FRACTION = 0.5
+
+
+def memory_estimate(config: TrainConfig) -> int:
+    """Bytes a run holds at its peak: the prefetched random inputs and features of
+    ``_PREFETCH`` + 1 steps, one step's trajectories and features with their gradients,
+    and the held-out batch in float64."""
+    fam = config.family()
+    item = 4 if config.dtype == "float32" else 8
+    f = (config.s + 1) ** 2 * config.s
+    per = (fam.T + 1) * fam.d + fam.T + fam.d * fam.d + 2 * fam.d
+    step = config.batch * (per + 2 * (f + fam.T)) * item
+    held = config.batch * (per + f + (config.s + 1) * (fam.T + 1)) * 8
+    return int((_PREFETCH + 2) * step + held)
+
+
+def _machine_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def check_resources(config: TrainConfig, max_memory: float | None = None) -> None:
+    """Refuse, before any work, a run whose data overflow its dtype or that would not fit.
+
+    ValueError naming the parameter: the dominant standard deviation when
+    :func:`data_scale` exceeds :data:`MAX_DATA_SCALE` of the dtype (features of degree
+    3 and a loss of degree 6 would overflow); ``batch`` when :func:`memory_estimate`
+    exceeds ``max_memory`` bytes (default :data:`MEMORY_FRACTION` of this machine's
+    memory; pass a larger ``max_memory`` to override).
+    """
+    check_type("config", config, TrainConfig, "a TrainConfig")
+    scale, name = data_scale(config)
+    if scale > MAX_DATA_SCALE[config.dtype]:
+        raise ValueError(f"{name} = {getattr(config, name)!r} makes the data scale std(y) up to "
+                         f"{scale:.3g}, beyond what {config.dtype} training holds "
+                         f"({MAX_DATA_SCALE[config.dtype]:.0e}: the features are cubic in y, the "
+                         f"loss of degree 6); use smaller standard deviations"
+                         + (" or dtype='float64'" if config.dtype == "float32" else ""))
+    need = memory_estimate(config)
+    if max_memory is None:
+        total = _machine_memory()
+        limit = None if total is None else MEMORY_FRACTION * total
+    else:
+        limit = check_real("max_memory", max_memory, minimum=0.0, strict_min=True)
+    if limit is not None and need > limit:
+        raise ValueError(f"batch = {config.batch} needs about {need / 2 ** 30:.3g} GiB, more than "
+                         f"the {limit / 2 ** 30:.3g} GiB allowed (half this machine's memory unless "
+                         f"max_memory is given); use a smaller batch or raise max_memory")
+
+
+def train(config: TrainConfig, *, device="auto", progress=None,
+          max_memory: float | None = None) -> TrainResult:
     """Train a fresh LinearSelfAttention layer with the paper's protocol (module doc).
 
     ``device``: "auto" (CUDA if available), "cpu", "cuda", "cuda:N".  ``progress``: a tqdm
     bar on stderr; None = on when stderr is a terminal and steps >= 1000.  The same
     ``config`` on the same CPU (and torch version) gives bitwise the same weights,
-    whatever the thread count; CUDA runs use other random streams.
+    whatever the thread count; CUDA runs use other random streams.  Before any work,
+    :func:`check_resources` refuses data that overflow the dtype and runs larger than
+    ``max_memory`` bytes (ValueError naming the parameter).
     Raises ``RuntimeError`` if the loss becomes non-finite (lower ``lr``).
     """
     check_type("config", config, TrainConfig, "a TrainConfig")
+    check_resources(config, max_memory)
     dev = resolve_device(device)
     show = _resolve_progress(progress, config.steps)
     if dev.type == "cpu":

@@ -334,3 +334,19 @@ def test_check_generator_message():
     assert V.check_generator("rng", rng) is rng
     with pytest.raises(ValueError, match="^rng must be a numpy.random.Generator, got int$"):
         V.check_generator("rng", 0)
+
+
+def test_integers_beyond_the_float_range_are_named_not_overflowed():
+    with pytest.raises(ValueError, match="^x must be finite"):
+        V.check_real("x", 10 ** 400)
+    with pytest.raises(ValueError, match="^arr must be finite"):
+        V.check_finite_array("arr", [1.0, 10 ** 400])
+
+
+def test_family_rejects_huge_or_all_zero_standard_deviations():
+    from theory.systems import MAX_SIGMA
+    with pytest.raises(ValueError, match="^sigma_w must be <="):
+        LDSFamily("a", sigma_w=10 * MAX_SIGMA)
+    with pytest.raises(ValueError, match="^sigma_w, sigma_v and sigma_0 must not all be 0"):
+        LDSFamily("b", sigma_w=0.0, sigma_v=0.0, sigma_0=0.0)
+    assert LDSFamily("a", sigma_w=0.0, sigma_0=0.0).sigma_v == 0.1

@@ -68,7 +68,7 @@ from .validation import (
 )
 
 __all__ = ["SETTINGS", "LDSFamily", "Systems", "covariance", "get_family", "SYMMETRIC_SETTINGS",
-           "psd_factor"]
+           "psd_factor", "MAX_SIGMA"]
 
 SETTINGS = ("a", "b", "c", "d", "asym")
 #: settings whose law of A is centrally symmetric (A ~ -A): the theory's premise.
@@ -310,6 +310,11 @@ def _band_gather(T: int) -> np.ndarray:
     return idx
 
 
+#: largest standard deviation a family accepts: sums of y^12 over 1e6 trajectories (the
+#: standard errors of order-6 moments) stay within float64 for T d up to 1e4.
+MAX_SIGMA = 1e20
+
+
 @dataclass(frozen=True)
 class LDSFamily:
     """A named distribution over systems, with its noise model and horizon.
@@ -318,7 +323,8 @@ class LDSFamily:
     ----------
     setting : one of ``SETTINGS`` ("a", "b", "c", "d", "asym"), see the module doc.
     d : state dimension (>= 1).        T : number of observations (>= 3).
-    sigma_w, sigma_v, sigma_0 : standard deviations (>= 0); Sigma_0 = sigma_0^2 I.
+    sigma_w, sigma_v, sigma_0 : standard deviations (0 to :data:`MAX_SIGMA`, not all 0);
+        Sigma_0 = sigma_0^2 I.
     cond_max : for setting "d", the bound on cond_2(P) used by the rejection sampler.
     """
 
@@ -336,7 +342,12 @@ class LDSFamily:
         object.__setattr__(self, "d", check_positive_int("d", self.d))
         object.__setattr__(self, "T", check_positive_int("T", self.T, minimum=3))
         for name in ("sigma_w", "sigma_v", "sigma_0"):
-            object.__setattr__(self, name, check_nonneg_real(name, getattr(self, name)))
+            # moments up to order 12 (standard errors of order-6 moments) must stay finite
+            object.__setattr__(self, name, check_real(name, getattr(self, name), minimum=0,
+                                                      maximum=MAX_SIGMA))
+        if self.sigma_w == 0 and self.sigma_v == 0 and self.sigma_0 == 0:
+            raise ValueError("sigma_w, sigma_v and sigma_0 must not all be 0 (y would be "
+                             "identically 0)")
         object.__setattr__(self, "cond_max", check_real("cond_max", self.cond_max, minimum=1))
         object.__setattr__(self, "description", _DESCRIPTIONS[self.setting])
 

@@ -66,7 +66,10 @@ def check_real(name: str, value, *, minimum=None, maximum=None, strict_min: bool
     """
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
         raise ValueError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:                      # an int beyond the float range, 10**400 say
+        raise ValueError(f"{name} must be finite, got {value!r}") from None
     if not np.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value!r}")
     if minimum is not None and (v < minimum or (strict_min and v == minimum)):
@@ -139,6 +142,8 @@ def check_finite_array(name: str, value, *, ndim: int | tuple[int, ...] | None =
         raise ValueError(f"{name} must be real, got a complex array")
     try:
         arr = np.asarray(value, dtype=dtype)
+    except OverflowError:                      # Python ints beyond the float range
+        raise ValueError(f"{name} must be finite (no NaN or inf)") from None
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a real array, got {type(value).__name__}") from None
     if ndim is not None:
