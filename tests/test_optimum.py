@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from theory.ar import ar1_optimal_weights
-from theory.mc_moments import trajectory_moments
+from theory.mc_moments import trajectory_moments, trajectory_moments_windows
 from theory.optimum import (
     loss_grad,
     loss_hessian,
+    nearest_stationary_point,
     optimum_for,
     population_optimum,
 )
@@ -243,3 +244,66 @@ def test_batch_standard_error_of_the_loss():
     se = per.std(ddof=1) / np.sqrt(m)
     assert 0.6 * se < P.loss_stderr(beta) < 1.5 * se          # 31 d.o.f.: sd of the ratio ~13 %
     assert population_moments(LDSFamily("a", d=2, T=6), 1).loss_stderr(np.ones(4)) == 0.0
+
+
+# ----------------------------------------------------------------- the landscape
+
+
+def test_stationary_points_list_the_optimum_first_with_counts():
+    mom = population_moments(LDSFamily("a", d=3, T=10), 2)
+    opt = population_optimum(mom, seed=2, starts=12)
+    pts = opt.stationary_points
+    assert sum(n for _, n in pts) == opt.n_converged
+    assert pts[0][0].loss == pytest.approx(opt.loss, rel=1e-9)
+    assert [p.loss for p, _ in pts] == sorted(p.loss for p, _ in pts)
+    for p, _ in pts:                         # each is stationary, and its kind follows the Hessian
+        _, g = loss_grad(_theta(p.W_V, p.W_QK), mom.M, mom.c, mom.v, 2)
+        assert np.abs(g).max() <= 1e-8 * np.abs(mom.c).max()
+        assert p.kind == ("local min" if p.hessian_min_eig > 0 else "saddle")
+
+
+def test_nearest_stationary_point_from_the_optimum_and_from_nearby():
+    mom = population_moments(LDSFamily("a", d=3, T=10), 2)
+    opt = population_optimum(mom, seed=2, starts=8, in_class=False)
+    here = nearest_stationary_point(mom, opt.W_V, opt.W_QK)
+    assert here.loss == pytest.approx(opt.loss, rel=1e-12) and here.converged
+    rng = np.random.default_rng(0)
+    near = nearest_stationary_point(mom, opt.W_V + 1e-3 * rng.standard_normal(opt.W_V.shape),
+                                    opt.W_QK + 1e-3 * rng.standard_normal(opt.W_QK.shape))
+    assert near.loss == pytest.approx(opt.loss, rel=1e-9) and near.kind == "local min"
+    assert np.abs(beta_from_weights(near.W_V, near.W_QK) - beta_from_weights(opt.W_V, opt.W_QK)).max() \
+        <= 1e-6 * np.abs(beta_from_weights(opt.W_V, opt.W_QK)).max()
+    with pytest.raises(ValueError, match="^W_V and W_QK must have shape"):
+        nearest_stationary_point(mom, np.zeros((2, 2)), np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="^W_V\\[s, :\\] is zero"):
+        nearest_stationary_point(mom, np.zeros((3, 3)), np.ones((3, 3)))
+
+
+def test_a_class_point_lower_than_every_start_becomes_the_optimum(monkeypatch):
+    """If the unconstrained starts miss a lower in-class point, theta* is that point."""
+    import theory.optimum as opt_mod
+    mom, _, L_star = _planted(2, cls="b-odd", seed=7, pattern=True)
+    real = opt_mod._multistart
+
+    def starved(mom_, free, rng, starts, gtol, screen=opt_mod.SCREEN):
+        if free.all():                       # the unconstrained search: one poor start
+            run = opt_mod._Run(loss=L_star + 1.0, theta=np.ones(free.size), grad=1.0, converged=False)
+            return run, 0, 0, [run]
+        return real(mom_, free, rng, starts, gtol, screen)
+    monkeypatch.setattr(opt_mod, "_multistart", starved)
+    opt = population_optimum(mom, seed=1, starts=4)
+    assert opt.found_in_class and opt.loss == pytest.approx(L_star, rel=1e-12) and opt.cls == "b-odd"
+    assert opt.in_class["b-odd"].rel_excess == 0.0
+
+
+def test_trajectory_moments_for_several_windows_share_the_draws():
+    fam = LDSFamily("d", d=3, T=9)
+    both = trajectory_moments_windows(fam, (2, 3), 4000, np.random.default_rng(5))
+    for s in (2, 3):
+        one = trajectory_moments(fam, s, 4000, np.random.default_rng(5))
+        assert np.array_equal(one.M, both[s].M) and np.array_equal(one.c, both[s].c)
+        assert np.array_equal(one.batches[0], both[s].batches[0])
+    with pytest.raises(ValueError, match="^windows"):
+        trajectory_moments_windows(fam, 2, 100, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^T must exceed"):
+        trajectory_moments_windows(fam, (8,), 100, np.random.default_rng(0))

@@ -26,6 +26,7 @@ from theory.parity import (
     jaccard_support_distance,
     odd_share,
     out_of_class_share,
+    parity_projection,
 )
 from theory.population import beta_from_weights, feature_list, feature_parity
 
@@ -124,13 +125,8 @@ def _parity_moments(rng, s, pattern=True):
     """A random PSD M and c with (pattern=True) the parity zeros of docs/math.md section 5.2."""
     f = len(feature_list(s))
     A = rng.standard_normal((f, f + 3))
-    M = A @ A.T / f
-    c = rng.standard_normal(f)
-    if pattern:
-        even = feature_is_even(s)
-        M = np.where(even[:, None] == even[None, :], M, 0.0)
-        c = np.where(even, c, 0.0)
-    return M, c
+    M, c = A @ A.T / f, rng.standard_normal(f)
+    return parity_projection(M, c, s) if pattern else (M, c)
 
 
 @pytest.mark.parametrize("s", range(1, 7))
@@ -257,3 +253,17 @@ def test_bad_input_named():
         odd_share(np.ones(5), np.eye(5), 1)
     with pytest.raises(ValueError, match="T"):
         feature_is_even(3, 4)
+
+
+def test_parity_projection_zeroes_exactly_the_mixed_blocks():
+    rng = np.random.default_rng(0)
+    s = 3
+    f = len(feature_list(s))
+    M, c = rng.standard_normal((f, f)), rng.standard_normal(f)
+    Mp, cp = parity_projection(M, c, s)
+    even = feature_is_even(s)
+    mixed = even[:, None] != even[None, :]
+    assert not Mp[mixed].any() and np.array_equal(Mp[~mixed], M[~mixed])
+    assert not cp[~even].any() and np.array_equal(cp[even], c[even])
+    with pytest.raises(ValueError, match="^M and c must be"):
+        parity_projection(M[:-1, :-1], c, s)

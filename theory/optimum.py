@@ -44,10 +44,10 @@ from .mc_moments import trajectory_moments
 from .parity import CLASSES, canonical_gauge, class_masks, classify, odd_share
 from .population import PopulationMoments, beta_from_weights, population_moments
 from .systems import LDSFamily
-from .validation import check_positive_int, check_real, check_type
+from .validation import check_finite_array, check_positive_int, check_real, check_type
 
 __all__ = ["loss_grad", "loss_hessian", "ClassOptimum", "PopulationOptimum", "population_optimum",
-           "optimum_for", "REL_TIE", "D_TRAJECTORIES"]
+           "optimum_for", "StationaryPoint", "nearest_stationary_point", "REL_TIE", "D_TRAJECTORIES"]
 
 #: starts whose loss is within this relative distance of L* count as reaching it.
 REL_TIE = 1e-9
@@ -184,7 +184,7 @@ def _multistart(mom, free, rng, starts, gtol, screen=SCREEN):
     ok = [r for r in runs if r.converged] or runs
     best = min(ok, key=lambda r: r.loss)
     at = sum(1 for r in ok if r.loss - best.loss <= REL_TIE * abs(best.loss))
-    return best, at, sum(r.converged for r in runs)
+    return best, at, sum(r.converged for r in runs), ok
 
 
 @dataclass(frozen=True)
@@ -225,6 +225,30 @@ class PopulationOptimum:
     method: str
     hessian_eigs: tuple = (float("nan"), float("nan"))   # (min, max) of the gauge-fixed Hessian at theta*
     in_class: dict = field(default_factory=dict)
+    #: distinct stationary points the unconstrained starts converged to (see population_optimum)
+    stationary_points: tuple = ()
+    #: True when a class's best point was lower than every unconstrained start (it is then theta*)
+    found_in_class: bool = False
+
+
+@dataclass(frozen=True)
+class StationaryPoint:
+    """A stationary point of L reached by a local search (:func:`nearest_stationary_point`)."""
+
+    loss: float
+    W_V: np.ndarray
+    W_QK: np.ndarray
+    cls: str | None
+    out_of_class_share: float
+    odd_share: float
+    grad_norm: float
+    hessian_min_eig: float
+    converged: bool
+
+    @property
+    def kind(self) -> str:
+        """"local min" when the gauge-fixed Hessian is positive definite, else "saddle"."""
+        return "local min" if self.hessian_min_eig > 0 else "saddle"
 
 
 def _hess_eigs(mom, theta):
@@ -238,44 +262,103 @@ def _hess_eigs(mom, theta):
     return float(e[0]), float(e[-1])
 
 
+def _stationary(mom, run) -> StationaryPoint:
+    s = mom.s
+    W_V, W_QK = _weights(run.theta, s)
+    cls, shares = classify(W_V, W_QK)
+    return StationaryPoint(
+        loss=run.loss, W_V=W_V, W_QK=W_QK, cls=cls,
+        out_of_class_share=shares[cls] if cls else min(shares.values()),
+        odd_share=odd_share(beta_from_weights(W_V, W_QK), mom.M, s), grad_norm=run.grad,
+        hessian_min_eig=_hess_eigs(mom, np.concatenate([W_V[s], W_QK[:, :s].ravel()]))[0],
+        converged=run.converged)
+
+
+def nearest_stationary_point(moments: PopulationMoments, W_V, W_QK, *, gtol: float = 1e-10) -> StationaryPoint:
+    """The stationary point that the optimiser of this module reaches from (W_V, W_QK).
+
+    The same local search as each start of :func:`population_optimum` (variable projection
+    from the given b, then Newton), over every counted entry: where a trained layer is
+    headed, with the kind of point (local minimum or saddle) and its class.
+    """
+    mom = check_type("moments", moments, PopulationMoments, "PopulationMoments")
+    s = mom.s
+    W_V = check_finite_array("W_V", W_V, ndim=2)
+    W_QK = check_finite_array("W_QK", W_QK, ndim=2)
+    if W_V.shape != (s + 1, s + 1) or W_QK.shape != (s + 1, s + 1):
+        raise ValueError(f"W_V and W_QK must have shape {(s + 1, s + 1)} for s = {s}")
+    theta0 = np.concatenate([W_V[s], W_QK[:, :s].ravel()])
+    if not np.any(theta0[:s + 1]):
+        raise ValueError("W_V[s, :] is zero: no direction to start from")
+    run = _solve(mom.M, mom.c, mom.v, s, np.ones(theta0.size, dtype=bool), theta0,
+                 check_real("gtol", gtol, minimum=0.0, strict_min=True))
+    return _stationary(mom, run)
+
+
+def _distinct(mom, runs, rel=1e-7):
+    """The distinct stationary points among converged runs (losses apart by more than ``rel``),
+    lowest first, each with the number of runs that reached it."""
+    out = []
+    for r in sorted(runs, key=lambda r: r.loss):
+        if out and r.loss - out[-1][0].loss <= rel * abs(out[-1][0].loss):
+            out[-1][1] += 1
+        else:
+            out.append([r, 1])
+    return tuple((_stationary(mom, r), n) for r, n in out)
+
+
 def population_optimum(moments: PopulationMoments, seed: int, *, starts: int = 32,
                        gtol: float = 1e-10, in_class: bool = True) -> PopulationOptimum:
-    """Multi-start optimum of L over (b, W_QK[:, :s]) and, with ``in_class``, over each class."""
+    """Multi-start optimum of L over (b, W_QK[:, :s]) and, with ``in_class``, over each class.
+
+    theta* is the lowest point found: the best unconstrained start, unless a class's best
+    point is lower by more than :data:`REL_TIE` (the unconstrained starts missed it;
+    ``found_in_class`` says so).  ``stationary_points`` lists the distinct points the
+    unconstrained starts converged to, with how many reached each.
+    """
     mom = check_type("moments", moments, PopulationMoments, "PopulationMoments")
     starts = check_positive_int("starts", starts)
     gtol = check_real("gtol", gtol, minimum=0.0, strict_min=True)
     seed = check_positive_int("seed", seed, minimum=0)
     s = mom.s
     n_theta = (s + 1) + (s + 1) * s
-    best, at, n_conv = _multistart(mom, np.ones(n_theta, dtype=bool), np.random.default_rng((seed, 0)),
-                                   starts, gtol)
+    best, at, n_conv, runs = _multistart(mom, np.ones(n_theta, dtype=bool), np.random.default_rng((seed, 0)),
+                                         starts, gtol)
+    class_runs = {}
+    if in_class:
+        for k, name in enumerate(CLASSES):
+            bm, Wm = class_masks(s, name)
+            free = np.concatenate([bm, Wm.ravel()])
+            class_runs[name] = _multistart(mom, free, np.random.default_rng((seed, 1 + k)), starts, gtol)
+    found_in_class = False
+    if class_runs:
+        low = min(class_runs, key=lambda k: class_runs[k][0].loss)
+        if best.loss - class_runs[low][0].loss > REL_TIE * abs(best.loss):
+            best, at, found_in_class = class_runs[low][0], 0, True
     W_V, W_QK = _weights(best.theta, s)
     beta = beta_from_weights(W_V, W_QK)
     cls, shares = classify(W_V, W_QK)
     L_star = best.loss
     twins = {}
-    if in_class:
-        for k, name in enumerate(CLASSES):
-            bm, Wm = class_masks(s, name)
-            free = np.concatenate([bm, Wm.ravel()])
-            cb, cat, cconv = _multistart(mom, free, np.random.default_rng((seed, 1 + k)), starts, gtol)
-            cV, cQ = _weights(cb.theta, s)
-            ex_se = 0.0
-            if mom.batches is not None:
-                Mb, cbat, vb = mom.batches
-                d_beta = (beta_from_weights(cV, cQ), beta)
-                lb = [0.5 * np.einsum("i,bij,j->b", x, Mb, x) - cbat @ x + 0.5 * vb for x in d_beta]
-                ex_se = float((lb[0] - lb[1]).std(ddof=1) / np.sqrt(lb[0].size))
-            twins[name] = ClassOptimum(
-                cls=name, loss=cb.loss, W_V=cV, W_QK=cQ, grad_norm=cb.grad, n_at_optimum=cat,
-                n_converged=cconv, rel_excess=(cb.loss - L_star) / L_star, excess_stderr=ex_se,
-                full_hessian_min_eig=_hess_eigs(mom, np.concatenate([cV[s], cQ[:, :s].ravel()]))[0])
+    for name, (cb, cat, cconv, _) in class_runs.items():
+        cV, cQ = _weights(cb.theta, s)
+        ex_se = 0.0
+        if mom.batches is not None:
+            Mb, cbat, vb = mom.batches
+            d_beta = (beta_from_weights(cV, cQ), beta)
+            lb = [0.5 * np.einsum("i,bij,j->b", x, Mb, x) - cbat @ x + 0.5 * vb for x in d_beta]
+            ex_se = float((lb[0] - lb[1]).std(ddof=1) / np.sqrt(lb[0].size))
+        twins[name] = ClassOptimum(
+            cls=name, loss=cb.loss, W_V=cV, W_QK=cQ, grad_norm=cb.grad, n_at_optimum=cat,
+            n_converged=cconv, rel_excess=(cb.loss - L_star) / L_star, excess_stderr=ex_se,
+            full_hessian_min_eig=_hess_eigs(mom, np.concatenate([cV[s], cQ[:, :s].ravel()]))[0])
     return PopulationOptimum(
         s=s, loss=L_star, stderr=mom.loss_stderr(beta), W_V=W_V, W_QK=W_QK, cls=cls,
         out_of_class_share=shares[cls] if cls else min(shares.values()), shares=shares,
         odd_share=odd_share(beta, mom.M, s), grad_norm=best.grad, n_starts=starts,
         n_converged=n_conv, n_at_optimum=at, gtol=gtol, seed=seed, method=mom.method,
-        hessian_eigs=_hess_eigs(mom, np.concatenate([W_V[s], W_QK[:, :s].ravel()])), in_class=twins)
+        hessian_eigs=_hess_eigs(mom, np.concatenate([W_V[s], W_QK[:, :s].ravel()])), in_class=twins,
+        stationary_points=_distinct(mom, runs), found_in_class=found_in_class)
 
 
 def optimum_for(family: LDSFamily, s: int, seed: int, *, starts: int = 32, gtol: float = 1e-10,

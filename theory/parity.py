@@ -54,6 +54,7 @@ __all__ = [
     "out_of_class_share",
     "classify",
     "jaccard_support_distance",
+    "parity_projection",
     "odd_share",
 ]
 
@@ -169,6 +170,23 @@ def jaccard_support_distance(W_V, W_QK, cls: str, rel_threshold: float) -> float
     S = np.concatenate([support(b), support(W).ravel()])
     C = np.concatenate([bm, Wm.ravel()])
     return float(1.0 - (S & C).sum() / (S | C).sum())
+
+
+def parity_projection(M, c, s: int):
+    """(M, c) with the parity zeros imposed: the odd-even blocks of M and the odd part of c
+    set to 0 (what a centrally symmetric law of A gives, docs/math.md section 5.2).
+
+    >>> M, c = parity_projection(np.ones((4, 4)), np.ones(4), 1)
+    >>> c.tolist(), M[0].tolist()
+    ([0.0, 1.0, 1.0, 0.0], [1.0, 0.0, 0.0, 1.0])
+    """
+    even = feature_is_even(check_positive_int("s", s))
+    M = check_finite_array("M", M, ndim=2)
+    c = check_finite_array("c", c, ndim=1)
+    if M.shape != (even.size, even.size) or c.shape != even.shape:
+        raise ValueError(f"M and c must be ({even.size}, {even.size}) and ({even.size},) for s = {s}, "
+                         f"got {M.shape} and {c.shape}")
+    return np.where(even[:, None] == even[None, :], M, 0.0), np.where(even, c, 0.0)
 
 
 def odd_share(beta, M, s: int) -> float:

@@ -63,6 +63,7 @@ __all__ = [
     "expand_reduced",
     "beta_from_weights",
     "population_loss",
+    "moment_memory",
 ]
 
 
@@ -289,6 +290,17 @@ def _quadrature_moments(family: LDSFamily, s: int) -> PopulationMoments:
     f = len(feature_list(s))
     return PopulationMoments(s=s, M=np.asarray(M), c=np.asarray(c), v=v, M_se=np.zeros((f, f)),
                              c_se=np.zeros(f), v_se=0.0, method="quadrature")
+
+
+def moment_memory(s: int, T: int) -> int:
+    """Bytes the quadrature route holds at its peak for window s and length T (float64).
+
+    The shift tables of one batch of 3T+1 quadrature nodes (:func:`_floats_per_system`
+    floats each) plus the moments themselves: a guard for callers that take s and T from
+    a user (the ``ldsicl optimum`` command)."""
+    s, T = check_window(s, T)
+    f = (s + 1) * (s + 1) * s
+    return 8 * ((3 * T + 1) * _floats_per_system(s, T) + 4 * f * f)
 
 
 #: floats of the largest intermediate per system of _tables (s = 4, T = 30: about 7e4).
