@@ -1,4 +1,4 @@
-"""Command line: ``ldsicl kappa``, ``ldsicl train`` and ``ldsicl cache list|clear`` (also ``python -m models.cli``).
+"""Command line: ``ldsicl kappa``, ``ldsicl train``, ``ldsicl optimum`` and ``ldsicl cache list|clear`` (also ``python -m models.cli``).
 
 Examples::
 
@@ -6,6 +6,7 @@ Examples::
     ldsicl kappa --setting b --mc-systems 200000 --seed 0
     ldsicl train --setting a --s 1 --steps 8000 --batch 3000 --seed 0 --device auto
     ldsicl train --setting a --steps 200 --batch 256 --no-cache --json --out run.json
+    ldsicl optimum --setting a --s 4 --json   # population optimum, its class and in-class twins
     ldsicl cache list                 # one line per cached run; "current" or "stale" code
     ldsicl cache list --json
     ldsicl cache clear --stale-only   # remove entries trained by other code (or another torch)
@@ -39,7 +40,8 @@ _FLAGS = {
     "warmup_steps": "--warmup-steps", "weight_decay": "--weight-decay",
     "grad_clip": "--grad-clip", "init_scale": "--init-scale", "dtype": "--dtype",
     "forward": "--forward", "device": "--device", "cache_dir": "--cache-dir",
-    "cond_max": "--cond-max",
+    "cond_max": "--cond-max", "starts": "--starts", "trajectories": "--trajectories",
+    "max_memory": "--max-memory",
 }
 
 
@@ -102,7 +104,7 @@ def _add_family_args(p):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(prog="ldsicl", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,cache}", parser_class=_ArgumentParser)
+    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,optimum,cache}", parser_class=_ArgumentParser)
     sub.required = True
 
     pk = sub.add_parser("kappa", help="kappa of Theorem 4.1 (AR(1) optimum)",
@@ -134,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--dtype", choices=("float32", "float64"), default=None)
     pt.add_argument("--forward", choices=("effective", "model"), default=None)
     pt.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
+    pt.add_argument("--max-memory", type=_real("max_memory", positive=True), default=None,
+                    help="GiB a run may plan to use (default: half this machine's memory)")
     g = pt.add_mutually_exclusive_group()
     g.add_argument("--cache-dir", default=None,
                    help="weight cache directory (default $LDSICL_CACHE_DIR or <repo>/.cache/ldsicl)")
@@ -143,6 +147,21 @@ def build_parser() -> argparse.ArgumentParser:
     pr = pt.add_mutually_exclusive_group()
     pr.add_argument("--progress", dest="progress", action="store_const", const=True, default=None)
     pr.add_argument("--no-progress", dest="progress", action="store_const", const=False)
+
+    po = sub.add_parser("optimum", help="population optimum of the layer for window s (Lemma 4.1)",
+                        description="Multi-start minimum of the exact population loss over (b, W_QK) for "
+                                    "window s, in the canonical gauge (largest |b_r| = 1), with the best "
+                                    "point inside each parity class b-even / b-odd.")
+    _add_family_args(po)
+    po.add_argument("--s", type=_int("s", 1), default=2, help="AR window s (default 2)")
+    po.add_argument("--starts", type=_int("starts", 1), default=32, help="random starts (default 32)")
+    po.add_argument("--seed", type=_int("seed", 0), default=0, help="seed of the starts (default 0)")
+    po.add_argument("--trajectories", type=_int("trajectories", 2), default=1_000_000,
+                    help="setting d only: antithetic raw trajectories behind the moments (default 1000000)")
+    po.add_argument("--no-classes", action="store_true", help="skip the in-class optimisations")
+    po.add_argument("--max-memory", type=_real("max_memory", positive=True), default=4.0,
+                    help="GiB the moment tables may use (default 4)")
+    po.add_argument("--json", action="store_true", help="print one JSON object")
 
     pc = sub.add_parser("cache", help="list or remove cached trained weights",
                         description="The weight cache: entries keyed by the configuration and a "
@@ -167,6 +186,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _plain(obj):
+    """``obj`` with numpy scalars and arrays as Python values and non-finite floats as None
+    (strict JSON has no NaN or Infinity)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _family(args):
+    """The LDSFamily of the family arguments; ValueError naming the flag's field."""
+    from theory.systems import LDSFamily
+
+    kw = {}
+    for name in ("sigma_w", "sigma_v", "sigma_0"):
+        try:
+            kw[name] = float(getattr(args, name))
+        except OverflowError:
+            raise ValueError(f"{name} must be finite, got {getattr(args, name)}") from None
+    return LDSFamily(args.setting, d=args.d, T=args.T, **kw)
+
+
 def _value_error(parser, exc: ValueError):
     msg = str(exc)
     name = msg.split(" ", 1)[0]
@@ -180,11 +232,9 @@ def _exact_for_decimal(q: Fraction) -> bool:
 
 def _run_kappa(args, parser) -> int:
     from theory import kappa as kappa_mod
-    from theory.systems import LDSFamily
 
     try:
-        family = LDSFamily(args.setting, d=args.d, T=args.T, sigma_w=float(args.sigma_w),
-                           sigma_v=float(args.sigma_v), sigma_0=float(args.sigma_0))
+        family = _family(args)
         exact_inputs = all(_exact_for_decimal(q) for q in (args.sigma_w, args.sigma_v, args.sigma_0))
         method = {"exact": "exact-rational", "quadrature": "gauss-legendre"}.get(args.method, args.method)
         if method == "auto" and args.setting == "a":
@@ -220,6 +270,58 @@ def _run_kappa(args, parser) -> int:
     return 0
 
 
+def _run_optimum(args, parser) -> int:
+    import numpy as np
+
+    from theory.optimum import optimum_for
+    from theory.population import moment_memory
+
+    try:
+        family = _family(args)
+        from theory.validation import check_window
+        check_window(args.s, args.T)
+        need = moment_memory(args.s, args.T)
+        if need > args.max_memory * 2 ** 30:
+            raise ValueError(f"s = {args.s} (with T = {args.T}) needs about {need / 2 ** 30:.3g} GiB for the "
+                             f"moments, more than --max-memory {args.max_memory:g} GiB")
+        opt = optimum_for(family, args.s, args.seed, starts=args.starts, in_class=not args.no_classes,
+                          trajectories=args.trajectories)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    s = args.s
+    out = {
+        "loss": opt.loss, "stderr": opt.stderr, "method": opt.method,
+        "W_V": np.asarray(opt.W_V).tolist(), "W_QK": np.asarray(opt.W_QK).tolist(),
+        "class": opt.cls if opt.cls and opt.out_of_class_share <= 1e-8 else None,
+        "nearer_class": opt.cls, "out_of_class_share": opt.out_of_class_share, "shares": opt.shares,
+        "odd_share": opt.odd_share, "grad_norm": opt.grad_norm, "hessian_eigs": list(opt.hessian_eigs),
+        "starts": opt.n_starts, "converged": opt.n_converged, "at_optimum": opt.n_at_optimum,
+        "found_in_class": opt.found_in_class, "seed": opt.seed,
+        "in_class": {k: {"loss": v.loss, "rel_excess": v.rel_excess, "excess_stderr": v.excess_stderr,
+                         "full_hessian_min_eig": v.full_hessian_min_eig} for k, v in opt.in_class.items()},
+        "stationary_points": [{"loss": p.loss, "rel_excess": (p.loss - opt.loss) / opt.loss, "starts": n,
+                               "class": p.cls, "out_of_class_share": p.out_of_class_share, "kind": p.kind}
+                              for p, n in opt.stationary_points],
+        "setting": args.setting, "s": s, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
+        "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0),
+    }
+    if args.json:
+        print(json.dumps(_plain(out), allow_nan=False))
+        return 0
+    print(f"L* = {opt.loss!r}" + (f" +- {opt.stderr:.2g}" if opt.stderr else "") + f"  (moments: {opt.method})")
+    print(f"class {out['class'] or 'none'} (out-of-class share {opt.out_of_class_share:.3g}, odd share "
+          f"{opt.odd_share:.3g}); {opt.n_at_optimum} of {opt.n_starts} starts reached L*")
+    for k, v in opt.in_class.items():
+        print(f"best point in class {k}: {100 * v.rel_excess:+.4g} % of L*")
+    print("b = W_V[s, :] (canonical gauge, largest |b_r| = 1) =")
+    print(_format_matrix(np.asarray(opt.W_V)[s:s + 1]))
+    print("W_QK[:, :s] =")
+    print(_format_matrix(np.asarray(opt.W_QK)[:, :s]))
+    print(f"setting {args.setting}, s={s}, T={args.T}, d={args.d}, sigma_w={args.sigma_w}, "
+          f"sigma_v={args.sigma_v}, sigma_0={args.sigma_0}")
+    return 0
+
+
 def _format_matrix(W) -> str:
     return "\n".join("  [" + "  ".join(f"{x: .8f}" for x in row) + "]" for row in W)
 
@@ -227,7 +329,7 @@ def _format_matrix(W) -> str:
 def _run_train(args, parser) -> int:
     from .cache import cache_path, load_cached, train_cached
     from .runtime import resolve_device
-    from .trainer import TrainConfig, train
+    from .trainer import TrainConfig, check_resources, train
 
     kw = dict(setting=args.setting, s=args.s, d=args.d, T=args.T, sigma_w=float(args.sigma_w),
               sigma_v=float(args.sigma_v), sigma_0=float(args.sigma_0), steps=args.steps,
@@ -237,8 +339,10 @@ def _run_train(args, parser) -> int:
         v = getattr(args, name)
         if v is not None:
             kw[name] = v
+    max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
     try:
         config = TrainConfig(**kw)
+        check_resources(config, max_memory)
         resolve_device(args.device)
         cached = None
         if not args.no_cache:
@@ -247,14 +351,14 @@ def _run_train(args, parser) -> int:
         _value_error(parser, exc)
     try:
         if args.no_cache:
-            result = train(config, device=args.device, progress=args.progress)
+            result = train(config, device=args.device, progress=args.progress, max_memory=max_memory)
         elif cached is not None:
             result = cached
             print(f"loaded from cache: {cache_path(config, args.cache_dir, device=args.device)}",
                   file=sys.stderr)
         else:
             result = train_cached(config, cache_dir=args.cache_dir, device=args.device,
-                                  progress=args.progress)
+                                  progress=args.progress, max_memory=max_memory)
     except RuntimeError as exc:  # e.g. the loss diverged
         print(f"ldsicl train: error: {exc}", file=sys.stderr)
         return 1
@@ -331,6 +435,8 @@ def main(argv=None) -> int:
         sub = parser._subparsers._group_actions[0].choices[args.command]
         if args.command == "kappa":
             return _run_kappa(args, sub)
+        if args.command == "optimum":
+            return _run_optimum(args, sub)
         if args.command == "cache":
             return _run_cache(args, sub._subparsers._group_actions[0].choices[args.action])
         return _run_train(args, sub)

@@ -107,6 +107,16 @@ def test_kappa_monte_carlo_reports_stderr(capsys):
     (["cache", "clear", "--cache-dir", ""], "--cache-dir"),
     (["cache", "list", "--stale-only"], "--stale-only"),
     (["cache", "clear", "--json"], "--json"),
+    (["optimum", "--s", "0"], "--s"),
+    (["optimum", "--s", "28", "--T", "30"], "--T"),
+    (["optimum", "--s", "12"], "--max-memory"),
+    (["optimum", "--starts", "0"], "--starts"),
+    (["optimum", "--setting", "e"], "--setting"),
+    (["optimum", "--sigma-w", "1e400"], "sigma_w"),
+    (["optimum", "--sigma-w", "0", "--sigma-v", "0", "--sigma-0", "0"], "sigma_w"),
+    (["optimum", "--trajectories", "1"], "--trajectories"),
+    (["train", "--batch", "1000000000", "--no-cache"], "--batch"),
+    (["train", "--sigma-w", "100000", "--no-cache"], "sigma_w"),
 ])
 def test_bad_arguments_exit_2_naming_the_parameter(argv, name, capsys):
     assert main(argv) == 2
@@ -256,3 +266,26 @@ def test_cache_list_subprocess(tmp_path):
     proc = _run("cache", "list", "--cache-dir", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == []
+
+
+def test_optimum_json(capsys):
+    """``ldsicl optimum --json``: one strict-JSON object with the documented keys; for s = 1
+    its coefficient is Theorem 4.1's kappa (the population optimum is theta*)."""
+    assert main(["optimum", "--setting", "a", "--s", "1", "--starts", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("loss", "W_V", "W_QK", "class", "odd_share", "stderr", "method", "in_class",
+                "stationary_points"):
+        assert key in out
+    W_V, W_QK = np.array(out["W_V"]), np.array(out["W_QK"])
+    coef = W_V[1, 1] * W_QK[0, 0] + W_V[1, 0] * W_QK[1, 0]
+    assert coef == pytest.approx(REFERENCE_KAPPA, rel=1e-8)
+    assert out["class"] in ("b-even", "b-odd") and out["stderr"] == 0.0 and out["method"] == "quadrature"
+    assert np.abs(W_V[1]).max() == 1.0
+
+
+def test_optimum_text_and_setting_d(capsys):
+    assert main(["optimum", "--setting", "d", "--s", "2", "--d", "3", "--T", "10", "--starts", "4",
+                 "--trajectories", "4000"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^L\* = \S+ \+- \S+\s+\(moments: mc-trajectories-antithetic\)", out, re.M)
+    assert "best point in class b-even" in out and "W_QK[:, :s] =" in out
