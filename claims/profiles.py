@@ -55,6 +55,8 @@ class Profile:
         estimates that use no exact moment at all (e.g. the independent check of kappa).
         Products of 4-6 observations are heavy-tailed, so this is large even in the quick
         profile (see docs/notes.md, section "Raw-trajectory Monte Carlo: heavy tails").
+    mc_systems : systems of a Monte Carlo over systems with exact per-system moments (the
+        parity zeros of setting d, whose A has no quadrature; claims/test_banding.py).
     heldout_sequences : fresh test sequences for held-out comparisons of trained models
         (the same in both profiles, so that a trained run gets the same verdict in each).
     hypothesis_examples : ``max_examples`` of property-based claims
@@ -74,6 +76,7 @@ class Profile:
     train_batch: int
     n_seeds: int
     mc_trajectories: int
+    mc_systems: int
     heldout_sequences: int
     hypothesis_examples: int
     multistart: int
@@ -110,6 +113,7 @@ QUICK = Profile(
     train_batch=3000,
     n_seeds=3,
     mc_trajectories=200_000,
+    mc_systems=10_000,
     heldout_sequences=20_000,
     hypothesis_examples=20,
     multistart=8,
@@ -126,6 +130,7 @@ PAPER = Profile(
     train_batch=3000,
     n_seeds=8,
     mc_trajectories=2_000_000,
+    mc_systems=40_000,
     heldout_sequences=20_000,
     hypothesis_examples=200,
     multistart=64,

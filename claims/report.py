@@ -215,9 +215,9 @@ def _md(s: str) -> str:
 
 def render_markdown(records: list[Mapping], profile: Mapping | None = None,
                     generated: str | None = None, summary: Mapping | None = None,
-                    run: Mapping | None = None) -> str:
-    """A Markdown report: totals, intervals, inconclusive checks, then one section
-    (summary line + table) per claim."""
+                    run: Mapping | None = None, figures: Iterable = ()) -> str:
+    """A Markdown report: totals, intervals, inconclusive checks, the figures (``(title,
+    relative path)`` pairs), then one section (summary line + table) per claim."""
     summary = summary or summarize(records)
     lines_by_claim = summary_lines(summary)
     out = ["# Claims report", ""]
@@ -239,6 +239,9 @@ def render_markdown(records: list[Mapping], profile: Mapping | None = None,
                    f"{_md(format_criterion(r['comparator'], r['tolerance']))}; "
                    f"{_md(r.get('decide') or '-')}")
     out.append("")
+    figures = list(figures)
+    if figures:
+        out += ["## Figures", ""] + [f"- [{_md(title)}]({Path(rel).as_posix()})" for title, rel in figures] + [""]
     cols = _COLUMNS[1:] + ("test",)
     for name in summary["claims"]:
         recs = [r for r in records if r["claim"] == name]
@@ -305,13 +308,27 @@ def _now() -> str:
 def write_reports(records: list[Mapping], directory: str | os.PathLike,
                   profile: Mapping | None = None, generated: str | None = None,
                   run: Mapping | None = None) -> tuple[Path, Path]:
-    """Write ``claims.json`` and ``claims.md`` into ``directory``; returns both paths."""
+    """Write ``claims.json``, the figures (``figures/``, claims/figures.py) and ``claims.md``
+    (which links them) into ``directory``; returns the paths of the two report files.
+
+    The figures are drawn from the records alone; if drawing fails (no matplotlib, say)
+    the reports are still written and ``claims.md`` says why there are no figures.
+    """
     records = sort_records(records)
     generated = generated or _now()
     payload = report_payload(records, profile, generated, run)
     directory = Path(directory)
     j = atomic_write_text(directory / "claims.json",
                           json.dumps(_json_safe(payload), indent=2, allow_nan=False) + "\n")
-    m = atomic_write_text(directory / "claims.md",
-                          render_markdown(records, profile, generated, run=run))
+    try:
+        from claims.figures import render_figures
+        figures = [(title, p.relative_to(directory)) for title, p in
+                   render_figures(records, directory / "figures")]
+        missing = None
+    except (ImportError, OSError, ValueError, RuntimeError) as exc:
+        figures, missing = [], f"{type(exc).__name__}: {exc}"
+    md = render_markdown(records, profile, generated, run=run, figures=figures)
+    if missing:
+        md += f"\nNo figures: {missing}\n"
+    m = atomic_write_text(directory / "claims.md", md)
     return j, m

@@ -1,0 +1,167 @@
+"""Figures of the claims report (PNG, matplotlib), drawn from the records alone.
+
+Every figure is drawn from data in the records (``claims.json``), never from a rerun, so
+a report can be redrawn from a published ``claims.json``.  :func:`render_figures` is called
+by the report writer (claims/report.py), the one writer of ``claims.md``, which links
+the figures it returns.  Figures so far:
+
+- ``banding-<setting>.png``: for s = 2, 3, 4, heatmaps of b = W_V[s, :] and W_QK[:, :s]
+  of the population optimum beside those of trained seed 0 (canonical gauge, largest
+  |b_r| = 1), the entries the nearer class keeps outlined (like the paper's Fig. 1);
+- ``cosines-<setting>.png``: histograms of cos_1, cos_2, cos_3 over the held-out
+  sequences (docs/math.md section 6.3), trained seeds and the population optimum.
+
+A figure whose records are missing (a partial run, say) is skipped.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import numpy as np
+
+__all__ = ["render_figures"]
+
+
+def _records(records, claim, test_prefix):
+    for r in records:
+        test = (r.get("test") or "").rsplit("::", 1)[-1]
+        if r.get("claim") == claim and test.startswith(test_prefix):
+            yield r
+
+
+def _setting_s(r):
+    """(setting, s) of a record whose setting reads "a, s=4"."""
+    head, _, tail = str(r.get("setting", "")).partition(", s=")
+    try:
+        return head, int(tail)
+    except ValueError:
+        return head, None
+
+
+def _banding_data(records):
+    """{setting: {s: {"optimum": (b, W), "trained": (b, W)}}} from the banding records."""
+    out: dict = {}
+    for r in _records(records, "banding", "test_population_optimum_lies_in_a_class"):
+        d = r.get("details", {})
+        if "b" in d and "W_QK" in d:
+            st, s = _setting_s(r)
+            out.setdefault(st, {}).setdefault(s, {})["optimum"] = (d["b"], d["W_QK"])
+    for r in _records(records, "banding", "test_trained_layers_are_banded"):
+        d = r.get("details", {})
+        if "seed0_b" in d:
+            st, s = _setting_s(r)
+            out.setdefault(st, {}).setdefault(s, {})["trained"] = (d["seed0_b"], d["seed0_W_QK"])
+    return out
+
+
+def _outline(ax, mask):
+    """Outline the kept cells of a boolean mask (rows x cols) on an imshow axis."""
+    for (i, j), keep in np.ndenumerate(mask):
+        if keep:
+            ax.add_patch(_rect((j - 0.5, i - 0.5)))
+
+
+def _rect(xy):
+    from matplotlib.patches import Rectangle
+    return Rectangle(xy, 1, 1, fill=False, edgecolor="black", linewidth=2.5)
+
+
+def _banding_figure(plt, setting, per_s, path):
+    from theory.parity import class_masks, classify
+    rows = sorted(s for s in per_s if s is not None)
+    fig, axes = plt.subplots(len(rows), 4, figsize=(11, 2.6 * len(rows)), squeeze=False,
+                             gridspec_kw={"width_ratios": [1, 4, 1, 4]})
+    for i, s in enumerate(rows):
+        for k, who in enumerate(("optimum", "trained")):
+            ax_b, ax_w = axes[i, 2 * k], axes[i, 2 * k + 1]
+            if who not in per_s[s]:
+                ax_b.axis("off")
+                ax_w.axis("off")
+                continue
+            b, W = (np.asarray(x, dtype=float) for x in per_s[s][who])
+            W_V = np.zeros((s + 1, s + 1))
+            W_QK = np.zeros((s + 1, s + 1))
+            W_V[s], W_QK[:, :s] = b, W
+            cls, _ = classify(W_V, W_QK)
+            bm, Wm = class_masks(s, cls or "b-odd")
+            lim_b, lim = max(np.abs(b).max(), 1e-12), max(np.abs(W).max(), 1e-12)
+            ax_b.imshow(b[:, None], cmap="RdBu_r", vmin=-lim_b, vmax=lim_b)
+            _outline(ax_b, bm[:, None])
+            im = ax_w.imshow(W, cmap="RdBu_r", vmin=-lim, vmax=lim)
+            _outline(ax_w, Wm)
+            ax_b.set_xticks([])
+            ax_b.set_yticks(range(s + 1), [str(r + 1) for r in range(s + 1)])
+            ax_w.set_xticks(range(s), [str(m + 1) for m in range(s)])
+            ax_w.set_yticks(range(s + 1), [str(l + 1) for l in range(s + 1)])
+            ax_b.set_title(f"s={s} {who}: b", fontsize=9)
+            ax_w.set_title(f"W_QK[:, 1..{s}] (outlined: class {cls})", fontsize=9)
+            fig.colorbar(im, ax=ax_w, fraction=0.04)
+    fig.suptitle(f"banding, setting {setting}: population optimum vs trained seed 0 (canonical gauge; "
+                 f"outlined: the entries the nearer class keeps)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _cosine_data(records):
+    out = {}
+    for r in _records(records, "pcg-alignment", "test_ar4_alignment"):
+        d = r.get("details", {})
+        if "per_seed" in d and "optimum" in d and isinstance(d["per_seed"], list) \
+                and d["per_seed"] and isinstance(d["per_seed"][0], dict) and "cos_1" in d["per_seed"][0]:
+            st, _ = _setting_s(r)
+            out[st] = d
+    return out
+
+
+def _cosine_figure(plt, setting, d, path):
+    from claims.display import format_value
+    names = ("cos_1", "cos_2", "cos_3")
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+    edges = np.linspace(-1.0, 1.0, len(d["optimum"]["cos_1"]["hist"]) + 1)
+    mids = 0.5 * (edges[1:] + edges[:-1])
+    width = edges[1] - edges[0]
+    for ax, name in zip(axes, names):
+        seeds = np.array([sd[name]["hist"] for sd in d["per_seed"]], dtype=float)
+        tr = seeds.sum(0) / max(seeds.sum(), 1.0)
+        op = np.asarray(d["optimum"][name]["hist"], dtype=float)
+        op = op / max(op.sum(), 1.0)
+        ax.bar(mids, tr, width=width * 0.9, alpha=0.6, label=f"trained ({len(d['per_seed'])} seeds)")
+        ax.step(edges, np.append(op, op[-1]), where="post", color="black", label="population optimum")
+        means = [sd[name]["mean"] for sd in d["per_seed"]]
+        ax.set_title(f"{name}: mean {format_value(float(np.mean(means)))}, optimum "
+                     f"{format_value(d['optimum'][name]['mean'])}", fontsize=9)
+        ax.set_xlabel("cosine over held-out sequences")
+    axes[0].legend(fontsize=7, loc="upper left")
+    fig.suptitle(f"PCG alignment, AR(4), setting {setting} (docs/math.md section 6.3)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Path]]:
+    """Draw every figure the records support into ``directory``; returns (title, path) pairs.
+
+    Needs matplotlib (a declared dependency); the Agg backend, so no display is used.
+    """
+    records = list(records)
+    directory = Path(directory)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    banding = _banding_data(records)
+    cosines = _cosine_data(records)
+    if banding or cosines:
+        directory.mkdir(parents=True, exist_ok=True)
+    for setting, per_s in sorted(banding.items()):
+        path = directory / f"banding-{setting}.png"
+        _banding_figure(plt, setting, per_s, path)
+        made.append((f"banding, setting {setting}: optimum vs trained seed 0", path))
+    for setting, d in sorted(cosines.items()):
+        path = directory / f"cosines-{setting}.png"
+        _cosine_figure(plt, setting, d, path)
+        made.append((f"PCG cosines, AR(4), setting {setting}", path))
+    return made

@@ -1,0 +1,448 @@
+r"""Claim ``banding``: Lemma 4.1, the parity (checkerboard) structure of the optimal weights for s >= 2.
+
+Paper (docs/math.md sections 5.1-5.4, our reading of Lemma 4.1 and eq. 12): when the law
+of A is centrally symmetric, E[y_i1 ... y_ik] = 0 for odd i1 + ... + ik, so the odd
+features F_(r,l,m) (r + l + m + s + 1 odd, 1-based) are uncorrelated with y_T and with
+every even feature, and for a parity p the class
+
+    b_r = 0 unless r = p (mod 2),      W_QK[l, m] = 0 unless l + m = p + s + 1 (mod 2)
+
+("b-even" p = 0, "b-odd" p = 1; theory.parity) holds stationary points of the population
+loss: every gradient component that would leave the class vanishes inside it.  The
+paper's experiments find trained AR(2)-AR(4) layers on these patterns (its Fig. 1 and
+appendix figures 3-5), measured by a Jaccard distance of the supports.
+
+Checks (each with a negative control that is shown to fail):
+
+1. parity zeros of the population moments: exact (a, b, c; rounding), within Monte
+   Carlo error (d); control: the asymmetric family;
+2. class invariance of the gradient: sympy for s <= 2 on moment symbols with only the
+   parity zeros, torch autograd for s <= 6 on hypothesis-drawn moment tensors;
+   control: tensors without the parity zeros;
+3. the population optimum for s = 2, 3, 4 lies in a class, and no out-of-class point is
+   lower than the best in-class point; control: the asymmetric family.  Beyond the
+   paper's configuration: the same over hypothesis-drawn (T, d, sigma_w, sigma_v)
+   (``reported``: the paper claims nothing there, and the structure does not always
+   hold);
+4. trained layers (the paper's protocol, s = 2, 3, 4, settings a-d, the profile's seeds):
+   the out-of-class share of each run and the odd share of its prediction, with the
+   class it reached, its Jaccard distance and its excess population loss over L*;
+   control: the same on the asymmetric family.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, strategies as st
+from scipy import stats as scistats
+
+from claims import _ars
+from claims.profiles import PAPER, QUICK
+from claims.seeds import claim_settings, rng_for, seed_for
+from claims.stats import seed_fields
+from theory.optimum import nearest_stationary_point, population_optimum
+from theory.parity import (
+    CLASSES,
+    canonical_gauge,
+    class_masks,
+    classify,
+    feature_is_even,
+    jaccard_support_distance,
+    odd_share,
+    parity_projection,
+)
+from theory.population import beta_from_weights, feature_list, population_moments
+from theory.systems import LDSFamily
+
+CLAIM = "banding"
+REF = "Lemma 4.1 (eq. 12)"
+EXACT_REL_TOL = 1e-12     # float64 round-off of exactly-zero quantities, relative (project's)
+#: the optimum "in a class": out-of-class share and odd share (project's; docs/settings.md)
+OPTIMUM_SHARE_TOL = 1e-8
+#: no out-of-class point lower than the best in-class point: relative gap (the issue's 1e-9)
+OPTIMUM_GAP_TOL = 1e-9
+#: trained layers: out-of-class share (share^2 <= 1 %: 99 % of the squared norm in the class)
+TRAINED_SHARE_TOL = 0.1
+#: family-wise error rate of the Bonferroni bound on the parity z-scores of setting d
+FAMILYWISE = 1e-3
+
+
+# --------------------------------------------------------------------------- 0. training runs
+
+
+@pytest.mark.parametrize("seed_index", range(max(QUICK.n_seeds, PAPER.n_seeds)))
+@pytest.mark.parametrize("s", _ars.WINDOWS)
+@pytest.mark.parametrize("setting", _ars.TRAIN_SETTINGS)
+def test_training_run(profile, setting, s, seed_index):
+    """One AR(s) run of the paper's protocol (trained once, cached); collected first so that
+    ``-n auto`` spreads the runs.  Sanity only: the population loss at the trained weights
+    is below the zero predictor's, v / 2."""
+    if seed_index >= profile.n_seeds:
+        pytest.skip(f"profile {profile.name} trains {profile.n_seeds} seed(s)")
+    run = _ars.trained_ars(setting, s, seed_index, profile)
+    assert np.isfinite(run.final_loss) and np.isfinite(run.eval_loss)
+    mom = _ars.moments_for(setting, s)
+    assert float(mom.loss(beta_from_weights(run.W_V, run.W_QK))) < mom.v / 2
+
+
+# --------------------------------------------------------------------------- 1. parity zeros
+
+
+@pytest.mark.parametrize("s", _ars.WINDOWS)
+@pytest.mark.parametrize("setting", ["a", "b", "c", "asym"])
+def test_exact_moments_have_parity_zeros(claim, setting, s):
+    """max |M_oe| / max |M| and max |c_o| / max |c| (exact quadrature moments): zero to rounding."""
+    mom = population_moments(LDSFamily(setting), s)
+    even = feature_is_even(s)
+    odd = ~even
+    rel_M = float(np.abs(mom.M[np.ix_(odd, even)]).max() / np.abs(mom.M).max())
+    rel_c = float(np.abs(mom.c[odd]).max() / np.abs(mom.c).max())
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (symmetry of A -> parity zeros)", setting=f"{setting}, s={s}",
+        metric="max(|E[F_odd F_even]| / max|M|, |E[F_odd y_T]| / max|c|) (quadrature)",
+        measured=max(rel_M, rel_c), tolerance=EXACT_REL_TOL, comparator="<=",
+        tolerance_source="project", expect="fails" if setting == "asym" else "holds",
+        details={"rel_M_odd_even": rel_M, "rel_c_odd": rel_c, "features": int(even.size),
+                 "odd_features": int(odd.sum()), "method": mom.method},
+    ).check()
+
+
+def _reduced_odd_entries(s):
+    """Indices of the distinct odd-even entries of M and odd entries of c (F_rlm = F_lrm)."""
+    feats = feature_list(s)
+    keep = [i for i, (r, l, m) in enumerate(feats) if r <= l]
+    even = feature_is_even(s)
+    ev = [i for i in keep if even[i]]
+    od = [i for i in keep if not even[i]]
+    return ev, od
+
+
+@pytest.mark.parametrize("setting", ["d", "asym"])
+def test_monte_carlo_moments_have_parity_zeros(claim, profile, setting):
+    """Setting d (non-normal A, no quadrature): Monte Carlo over systems with exact
+    per-system moments (theory.population, method "mc-systems"; no antithetic pairing,
+    which would impose the zeros).  The largest |z| = |entry| / SE over the distinct
+    odd-even entries of M and odd entries of c, for s = 2, 3, 4, against the Bonferroni
+    bound at a family-wise error of 1e-3.  Control: the asymmetric family, same route."""
+    zs, per = [], {}
+    for s in _ars.WINDOWS:
+        mom = population_moments(LDSFamily(setting), s, method="mc-systems", m=profile.mc_systems,
+                                 rng=rng_for(CLAIM, "parity-mc", setting, s))
+        ev, od = _reduced_odd_entries(s)
+        z = np.concatenate([(mom.M[np.ix_(od, ev)] / mom.M_se[np.ix_(od, ev)]).ravel(),
+                            mom.c[od] / mom.c_se[od]])
+        per[f"s={s}"] = {"max_abs_z": float(np.abs(z).max()), "entries": int(z.size)}
+        zs.append(z)
+    z = np.concatenate(zs)
+    zmax = float(np.abs(z).max())
+    bound = float(scistats.norm.isf(FAMILYWISE / (2 * z.size)))
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (symmetry of A -> parity zeros)", setting=f"{setting}, s=2-4",
+        metric=f"max |odd entry| / SE over s = 2, 3, 4 ({profile.mc_systems} systems, exact per system)",
+        measured=zmax, tolerance=bound, comparator="<=", tolerance_source="project",
+        expect="fails" if setting == "asym" else "holds",
+        details={"per_window": per, "systems": profile.mc_systems, "familywise_error": FAMILYWISE,
+                 "entries": int(z.size), "bound": "Bonferroni: norm.isf(1e-3 / (2 x entries))"},
+    ).check()
+
+
+# --------------------------------------------------------------------------- 2. invariance
+
+
+def _symbolic_leaving_gradient(s: int, cls: str, parity_zeros: bool) -> int:
+    """Number of gradient components leaving ``cls`` that do not vanish identically (sympy).
+
+    Moments are free symbols (M symmetric, f x f; c, f) except, with ``parity_zeros``, the
+    odd-even entries of M and the odd entries of c, which are 0; theta is in the class
+    (free symbols on the kept entries, 0 elsewhere).
+    """
+    feats = feature_list(s)
+    f = len(feats)
+    even = feature_is_even(s)
+    M = sp.Matrix(f, f, lambda i, j: sp.Symbol(f"m_{min(i, j)}_{max(i, j)}"))
+    c = sp.Matrix(f, 1, lambda i, _: sp.Symbol(f"c_{i}"))
+    if parity_zeros:
+        for i in range(f):
+            if not even[i]:
+                c[i] = 0
+            for j in range(f):
+                if even[i] != even[j]:
+                    M[i, j] = 0
+    bm, Wm = class_masks(s, cls)
+    b = [sp.Symbol(f"b_{r}") for r in range(s + 1)]
+    W = [[sp.Symbol(f"w_{l}_{m}") for m in range(s)] for l in range(s + 1)]
+    beta = sp.Matrix([b[r] * W[l][m] for r, l, m in feats])
+    L = (beta.T * M * beta)[0, 0] / 2 - (c.T * beta)[0, 0]
+    point = {b[r]: 0 for r in range(s + 1) if not bm[r]}
+    point.update({W[l][m]: 0 for l in range(s + 1) for m in range(s) if not Wm[l, m]})
+    leaving = [b[r] for r in range(s + 1) if not bm[r]] + \
+              [W[l][m] for l in range(s + 1) for m in range(s) if not Wm[l, m]]
+    return sum(int(sp.expand(sp.diff(L, x).subs(point)) != 0) for x in leaving)
+
+
+@pytest.mark.parametrize("parity_zeros", [True, False], ids=["parity-zeros", "control-no-parity"])
+@pytest.mark.parametrize("s", [1, 2])
+def test_class_invariance_symbolically(claim, s, parity_zeros):
+    """sympy: inside each class, dL/d(entry) = 0 for every entry the class sets to zero."""
+    counts = {cls: _symbolic_leaving_gradient(s, cls, parity_zeros) for cls in CLASSES}
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (class invariance)", setting=f"symbolic, s={s}",
+        metric="gradient components leaving the class that do not vanish (both classes)",
+        measured=sum(counts.values()), tolerance=0, comparator="==", tolerance_source="paper",
+        expect="holds" if parity_zeros else "fails",
+        details={"per_class": counts, "parity_zeros": parity_zeros},
+    ).check()
+
+
+def _leaving_gradient_ratio(M, c, s, cls, theta_rng):
+    """max |dL/d(entries the class zeroes)| / max |dL/d(kept entries)| at a random in-class
+    theta, by torch autograd of L = 1/2 beta^T M beta - c^T beta, beta = b (x) W (float64)."""
+    bm, Wm = class_masks(s, cls)
+    b = torch.tensor(theta_rng.standard_normal(s + 1) * bm, dtype=torch.float64, requires_grad=True)
+    W = torch.tensor(theta_rng.standard_normal((s + 1, s)) * Wm, dtype=torch.float64, requires_grad=True)
+    Mt, ct = torch.as_tensor(M), torch.as_tensor(c)
+    beta = torch.outer(b, W.reshape(-1)).reshape(-1)
+    L = 0.5 * beta @ Mt @ beta - ct @ beta
+    gb, gW = torch.autograd.grad(L, (b, W))
+    keep = np.concatenate([bm, Wm.ravel()])
+    g = np.abs(np.concatenate([gb.numpy(), gW.numpy().ravel()]))
+    return float(g[~keep].max() / g[keep].max())
+
+
+def _random_moments(rng, s, parity_zeros: bool):
+    """A random PSD moment tensor A A^T / f and c, with the parity zeros imposed or not."""
+    f = len(feature_list(s))
+    A = rng.standard_normal((f, f + 3))
+    M, c = A @ A.T / f, rng.standard_normal(f)
+    return parity_projection(M, c, s) if parity_zeros else (M, c)
+
+
+def test_class_invariance_numerically(claim, profile):
+    """Hypothesis-drawn s <= 6, moment tensors and in-class theta (both classes): the largest
+    gradient component leaving the class, relative to the largest kept one, with the parity
+    zeros (largest over the draws) and, on the same draws, without them (the control:
+    smallest over the draws, so that it fails only if every draw leaves the class)."""
+    worst = {"ratio": -1.0}
+    control = {"ratio": math.inf}
+
+    @claim_settings(profile)
+    @given(s=st.integers(1, 6), cls=st.sampled_from(CLASSES), seed=st.integers(0, 2 ** 32 - 1))
+    def run(s, cls, seed):
+        for parity_zeros, acc, better in ((True, worst, float.__gt__), (False, control, float.__lt__)):
+            rng = np.random.default_rng(seed)
+            M, c = _random_moments(rng, s, parity_zeros)
+            r = _leaving_gradient_ratio(M, c, s, cls, rng)
+            if better(r, acc["ratio"]):
+                acc.update(ratio=r, s=s, cls=cls, seed=seed)
+
+    run()
+    for acc, expect, what in ((worst, "holds", "max"), (control, "fails", "min")):
+        claim.record(
+            claim=CLAIM, paper_ref=REF + " (class invariance)", setting="drawn, s=1-6",
+            metric=(f"{what} over draws of max|grad leaving the class| / max|grad in the class| "
+                    f"(autograd; {'parity zeros' if expect == 'holds' else 'control: no parity zeros'})"),
+            measured=acc.pop("ratio"), tolerance=EXACT_REL_TOL, comparator="<=",
+            tolerance_source="project", expect=expect,
+            details={**acc, "examples": profile.hypothesis_examples})
+    claim.check_all()
+
+
+# --------------------------------------------------------------------------- 3. the optimum
+
+
+def _optimum_details(opt, setting, s):
+    """What the report and the figures need (weights: at most 25 numbers each)."""
+    twins = {k: {"loss": v.loss, "rel_excess": v.rel_excess, "excess_stderr": v.excess_stderr,
+                 "full_hessian_min_eig": v.full_hessian_min_eig, "n_at_optimum": v.n_at_optimum}
+             for k, v in opt.in_class.items()}
+    return {"L_star": opt.loss, "L_star_stderr": opt.stderr, "class": opt.cls, "shares": opt.shares,
+            "odd_share": opt.odd_share, "grad_norm": opt.grad_norm, "starts": opt.n_starts,
+            "converged": opt.n_converged, "at_optimum": opt.n_at_optimum,
+            "hessian_eigs": list(opt.hessian_eigs), "moments": opt.method, "in_class": twins,
+            "b": opt.W_V[s].tolist(), "W_QK": opt.W_QK[:, :s].tolist(), "setting": setting, "s": s}
+
+
+@pytest.mark.parametrize("s", _ars.WINDOWS)
+@pytest.mark.parametrize("setting", ["a", "b", "c", "d", "asym"])
+def test_population_optimum_lies_in_a_class(claim, profile, setting, s):
+    """Multi-start optimum of the population loss (theory.optimum): its out-of-class share and
+    odd share are zero to rounding, and the best point inside the classes is not beaten by
+    any start outside them (relative 1e-9).  Control: the asymmetric family."""
+    opt = _ars.optimum(setting, s, profile.multistart)
+    expect = "fails" if setting == "asym" else "holds"
+    where = f"{setting}, s={s}"
+    details = _optimum_details(opt, setting, s)
+    note = (f"optimum in class {opt.cls}" if opt.cls and opt.out_of_class_share <= OPTIMUM_SHARE_TOL
+            else "optimum in no class") + "; other class: " + ", ".join(
+        f"{k} {100 * v.rel_excess:+.3g} %" for k, v in opt.in_class.items() if k != opt.cls)
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (optimum in a class)", setting=where,
+        metric="max(out-of-class share, odd share) of the population optimum",
+        measured=max(opt.out_of_class_share, opt.odd_share), tolerance=OPTIMUM_SHARE_TOL,
+        comparator="<=", tolerance_source="project", expect=expect, details=details, note=note)
+    best_in = min(v.loss for v in opt.in_class.values())
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (optimum in a class)", setting=where,
+        metric="(best in-class L - unconstrained L*) / L*",
+        measured=(best_in - opt.loss) / opt.loss, tolerance=OPTIMUM_GAP_TOL, comparator="<=",
+        tolerance_source="project", expect=expect,
+        details={"L_star": opt.loss, "best_in_class": best_in, "starts": opt.n_starts})
+    claim.check_all()
+
+
+def test_population_optimum_over_drawn_configurations(claim, profile):
+    """Beyond the paper's configuration (reported: the paper claims nothing there):
+    hypothesis-drawn (setting a/b/c, T, d, sigma_w, sigma_v), s = 2 (and s = 3 in the
+    paper profile): how often the optimum lies in a class, and where it does not."""
+    windows = (2,) if profile.name == "quick" else (2, 3)
+    for s in windows:
+        rows = []
+
+        @claim_settings(profile)
+        @given(setting=st.sampled_from(["a", "b", "c"]), T=st.integers(s + 3, 40), d=st.integers(1, 6),
+               log_sw=st.floats(math.log(0.01), 0.0), log_sv=st.floats(math.log(0.01), 0.0))
+        def run(setting, T, d, log_sw, log_sv):
+            fam = LDSFamily(setting, T=T, d=d, sigma_w=math.exp(log_sw), sigma_v=math.exp(log_sv))
+            opt = population_optimum(population_moments(fam, s), seed_for(CLAIM, "drawn", s), starts=8)
+            best_in = min(v.loss for v in opt.in_class.values())
+            rows.append({"setting": setting, "T": T, "d": d, "sigma_w": fam.sigma_w,
+                         "sigma_v": fam.sigma_v, "class": opt.cls,
+                         "share": max(opt.out_of_class_share, opt.odd_share),
+                         "gap": (best_in - opt.loss) / opt.loss,
+                         "class_gap": max(v.rel_excess for v in opt.in_class.values())})
+
+        run()
+        inside = [r for r in rows if r["share"] <= OPTIMUM_SHARE_TOL and r["gap"] <= OPTIMUM_GAP_TOL]
+        outside = [r for r in rows if r not in inside]
+        claim.record(
+            claim=CLAIM, paper_ref=REF + " (beyond the paper's configuration)", setting=f"drawn a/b/c, s={s}",
+            metric="share of drawn (T, d, sigma_w, sigma_v) whose optimum lies in a class",
+            measured=len(inside) / len(rows), kind="reported",
+            details={"draws": len(rows), "in_class": len(inside), "counterexamples": outside,
+                     "ranges": "T in [s+3, 40], d in 1..6, sigma_w, sigma_v log-uniform in [0.01, 1]",
+                     "smallest_class_gap_inside": min((r["class_gap"] for r in inside), default=None)},
+            note=(f"{len(outside)} of {len(rows)} draws have their optimum outside both classes"
+                  + (": " + "; ".join(f"{r['setting']} T={r['T']} d={r['d']} sw={r['sigma_w']:.3g} "
+                                      f"sv={r['sigma_v']:.3g} (out-of-class share {r['share']:.2g}, beats "
+                                      f"the classes by {r['gap']:.2g})" for r in outside[:5])
+                     + ("; ..." if len(outside) > 5 else "") if outside else "")))
+
+
+# --------------------------------------------------------------------------- 4. trained layers
+
+
+def run_banding(run, setting, s, profile) -> dict:
+    """Per trained run: the nearer class, out-of-class share, Jaccard distance, odd share,
+    excess population loss, its weights in the canonical gauge (for the figures), and the
+    stationary point the optimiser of theory.optimum reaches from them (where the run is
+    headed: its class, share, excess over L* and kind)."""
+    cls, shares = classify(run.W_V, run.W_QK)
+    mom = _ars.moments_for(setting, s)
+    beta = beta_from_weights(run.W_V, run.W_QK)
+    V, Q = canonical_gauge(run.W_V, run.W_QK)
+    L_star = _ars.optimum(setting, s, profile.multistart).loss
+    near = nearest_stationary_point(mom, run.W_V, run.W_QK)
+    return {"class": cls, "share": shares[cls] if cls else min(shares.values()),
+            "jaccard": jaccard_support_distance(run.W_V, run.W_QK, cls or CLASSES[0], _ars.JACCARD_THRESHOLD),
+            "odd_share": odd_share(beta, mom.M, s), "beta": beta,
+            "excess": float((mom.loss(beta) - L_star) / L_star),
+            "b": V[s].tolist(), "W_QK": Q[:, :s].tolist(),
+            "nearest_stationary_point": {"class": near.cls, "out_of_class_share": near.out_of_class_share,
+                                         "rel_excess": (near.loss - L_star) / L_star, "kind": near.kind,
+                                         "converged": near.converged}}
+
+
+@functools.lru_cache(maxsize=None)
+def _trained(setting, s, profile):
+    runs = [_ars.trained_ars(setting, s, i, profile) for i in range(profile.n_seeds)]
+    per = [run_banding(r, setting, s, profile) for r in runs]
+    mom = _ars.moments_for(setting, s)
+    mean_beta = np.mean([p["beta"] for p in per], axis=0)
+    return per, {
+        "seeds": [r.config.seed for r in runs], "lr": runs[0].config.lr, "steps": profile.train_steps,
+        "batch": profile.train_batch, "class_per_seed": [p["class"] for p in per],
+        "out_of_class_share_per_seed": [p["share"] for p in per],
+        "jaccard_per_seed": [p["jaccard"] for p in per], "jaccard_threshold": _ars.JACCARD_THRESHOLD,
+        "odd_share_per_seed": [p["odd_share"] for p in per],
+        "odd_share_of_seed_mean_beta": odd_share(mean_beta, mom.M, s),
+        "rel_excess_population_loss_per_seed": [p["excess"] for p in per],
+        "nearest_stationary_point_per_seed": [p["nearest_stationary_point"] for p in per],
+        "seed0_b": per[0]["b"], "seed0_W_QK": per[0]["W_QK"], "moments": mom.method}
+
+
+def _params(known: dict, settings):
+    """(setting, s) parametrize values, with xfail(strict=True) where ``known`` has a reason."""
+    return [pytest.param(st, s, marks=pytest.mark.xfail(strict=True, reason=known[(st, s)]))
+            if (st, s) in known else (st, s) for st in settings for s in _ars.WINDOWS]
+
+
+# Trained checks that do not reproduce (verdict "fails": the whole interval outside the
+# tolerance), keyed (setting, s), with the measured numbers; only such checks may be
+# listed (claims/records.py).  Never widen a tolerance instead.
+KNOWN_SHARE_FAILURES: dict[tuple, str] = {}
+KNOWN_ODD_FAILURES: dict[tuple, str] = {
+    ("a", 4): ("not reproduced: the odd share of the trained AR(4) layers is 12.0 % [11.4, 12.6] "
+               "(t, 3 seeds) against 1 %; every seed is headed for a local minimum outside the "
+               "classes (0.73 % and 1.2 % above L*; docs/math.md section 5.7)"),
+    ("b", 3): ("not reproduced: the odd share of the trained AR(3) layers is 17.6 % [17.1, 18.1] "
+               "(t, 3 seeds) against 1 %; all three seeds are headed for the same local minimum "
+               "outside the classes, 3.3 % above L* (docs/math.md section 5.7)"),
+}
+
+
+@pytest.mark.parametrize("setting, s", _params(KNOWN_SHARE_FAILURES, _ars.TRAIN_SETTINGS))
+def test_trained_layers_are_banded(claim, profile, setting, s):
+    """Trained AR(s) layers: the out-of-class share of each run (nearer class, canonical
+    gauge), the mean over seeds with its Student-t interval; the Jaccard distance and the
+    excess population loss over L* beside it (reported), and per seed the stationary
+    point the run is headed for.  Control: the asymmetric family."""
+    per, details = _trained(setting, s, profile)
+    where = f"{setting}, s={s}"
+    classes = details["class_per_seed"]
+    note = "per seed, nearer class (share) -> the stationary point it is headed for: " + "; ".join(
+        f"{c} ({sh:.2g}) -> {p['kind']} in {p['class'] if p['out_of_class_share'] <= OPTIMUM_SHARE_TOL else 'no class'}"
+        f" {100 * p['rel_excess']:+.2g} % of L*"
+        for c, sh, p in zip(classes, details["out_of_class_share_per_seed"],
+                            details["nearest_stationary_point_per_seed"]))
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (trained; Fig. 1)", setting=where,
+        metric="mean_seeds out-of-class share |x_out| / |x| (nearer class, canonical gauge)",
+        **seed_fields(details["out_of_class_share_per_seed"]), tolerance=TRAINED_SHARE_TOL,
+        comparator="<=", tolerance_source="project", expect="fails" if setting == "asym" else "holds",
+        details=details, note=note)
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (trained; Fig. 1)", setting=where,
+        metric=f"mean_seeds Jaccard distance of the support (threshold {_ars.JACCARD_THRESHOLD:g} of the largest entry)",
+        measured=float(np.mean(details["jaccard_per_seed"])), kind="reported",
+        details={"jaccard_per_seed": details["jaccard_per_seed"], "class_per_seed": classes})
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (trained)", setting=where,
+        metric="mean_seeds (L(theta_trained) - L*) / L* (population loss)",
+        measured=float(np.mean(details["rel_excess_population_loss_per_seed"])), kind="reported",
+        details={"per_seed": details["rel_excess_population_loss_per_seed"], "moments": details["moments"],
+                 "nearest_stationary_point_per_seed": details["nearest_stationary_point_per_seed"]})
+    claim.check_all()
+
+
+@pytest.mark.parametrize("setting, s", _params(KNOWN_ODD_FAILURES, ("a", "b", "c", "d")))
+def test_trained_layers_have_no_odd_part(claim, profile, setting, s):
+    """Trained AR(s) layers: the odd features carry < 1 % of the prediction (the odd share,
+    loss-equivalent, as for s = 1), mean over seeds with its Student-t interval; the odd
+    share of the seed-averaged coefficients beside it in the details.  (No control on the
+    asymmetric family: its odd features are correlated with the even ones, so the odd
+    share measures nothing there; the out-of-class share is its control.)"""
+    _, details = _trained(setting, s, profile)
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (trained; zero odd part)", setting=f"{setting}, s={s}",
+        metric="mean_seeds rms(odd-feature prediction) / rms(even-feature prediction)",
+        **seed_fields(details["odd_share_per_seed"]), tolerance=profile.coef_rel_tol,
+        comparator="<=", tolerance_source="project",
+        details={"odd_share_per_seed": details["odd_share_per_seed"],
+                 "odd_share_of_seed_mean_beta": details["odd_share_of_seed_mean_beta"],
+                 "nearest_stationary_point_per_seed": details["nearest_stationary_point_per_seed"]},
+    ).check()

@@ -1,0 +1,409 @@
+r"""Claim ``pcg-alignment``: for s >= 2 the layer acts like two steps of preconditioned CG (eq. 17, 18).
+
+Paper (docs/math.md section 6): for every theta, with q = b_x, P = W_QK[:s, :s]^T,
+p = W_QK[s, :s]^T and the context statistics (H, g, gamma) of L_AR(s),
+
+    y_hat_T = w_attn^T ybar_q,   w_attn = P H q + xi_1 P grad L(0) + xi_2 p            (eq. 17)
+
+and two PCG steps from 0 with preconditioner P lie in span{P grad L(0), P H P grad L(0)}
+(eq. 18).  For AR(4) the paper reports a cosine similarity of "the two directions" of
+0.88 +- 0.05 (setting a) and 0.93 +- 0.01 (setting b), and a cosine of about -0.99
+between the extra vector xi_2 p and the preconditioned residual.  The cosines are not
+defined exactly there; docs/math.md section 6.3 fixes three candidates in advance and
+judges the first (theory.alignment):
+
+    cos_1 = cos(P H q, P H P g),   cos_2 = cos(w_attn, w_PCG2),
+    cos_3 = cos(xi_2 p, P (g - H (P H q + b_y P g))).
+
+Checks (each with a negative control that is shown to fail):
+
+5. eq. 17 through the layer's own forward pass (float64, hypothesis); controls: the
+   extra term dropped, P untransposed;
+6. eq. 18: two PCG steps lie in the two-dimensional span, in exact rational arithmetic
+   (hypothesis, non-symmetric P); control: three steps;
+7. AR(4) alignment of the trained layers (mean over seeds of the per-sequence mean of
+   cos_1) and of the population optimum (Monte Carlo mean) against the paper's numbers
+   for settings a and b; c and d, the median, the share above 0.9, cos_2 and cos_3 are
+   ``reported``; control: random layers;
+8. prediction quality on the same held-out sequences (``reported``), and L* itself
+   against a plain Monte Carlo of the layer's forward pass; control: moments without
+   C's 1/n.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+from hypothesis import given, strategies as st
+
+from claims import _ars
+from claims.seeds import claim_settings, rng_for
+from claims.stats import mc_fields, seed_fields
+from models.attention import LinearSelfAttention
+from theory.alignment import COSINES, alignment_cosines, eq17_terms
+from theory.ar import context_stats, gd, ols_ar, pcg, predict_ar, query_features
+from theory.population import beta_from_weights
+from theory.systems import SETTINGS, LDSFamily
+
+CLAIM = "pcg-alignment"
+REF17, REF18, REFCOS = "eq. 17", "eq. 18", "Sec. 5, AR(4) cosines"
+EXACT_REL_TOL = 1e-12      # float64 round-off of an exact identity, relative (project's)
+#: the paper's AR(4) cosines of "the two directions": (mean, +-) per setting
+PAPER_COS = {"a": (0.88, 0.05), "b": (0.93, 0.01)}
+#: the paper's cosine of the extra vector with the preconditioned residual (about)
+PAPER_COS3 = -0.99
+#: random layers of the alignment control
+CONTROL_LAYERS = 16
+#: Monte Carlo of L*: standard errors (the project's 4, as for kappa)
+Z_TOL = 4.0
+S_PCG = 4
+HIST_BINS = np.linspace(-1.0, 1.0, 21)
+
+# Checks that do not reproduce (verdict "fails": the whole interval outside the paper's
+# tolerance), by setting, with the measured numbers; only such checks may be listed
+# (claims/records.py).  Never widen a tolerance instead.
+KNOWN_TRAINED_COS: dict[str, str] = {
+    "b": ("not reproduced: the trained AR(4) layers' mean cos_1 is 0.817 [0.764, 0.870] (t, 3 "
+          "seeds) against the paper's 0.93 +- 0.01 (its median over sequences is 0.999)"),
+}
+KNOWN_OPTIMUM_COS: dict[str, str] = {
+    "a": ("not reproduced: at the population optimum the mean cos_1 over 2e4 held-out sequences "
+          "is 0.807 [0.802, 0.812] (MC) against the paper's 0.88 +- 0.05 (median 0.993)"),
+    "b": ("not reproduced: at the population optimum the mean cos_1 over 2e4 held-out sequences "
+          "is 0.669 [0.663, 0.675] (MC) against the paper's 0.93 +- 0.01 (median 0.915)"),
+}
+
+
+def known(table: dict[str, str], settings) -> list:
+    """Parametrize values, with xfail(strict=True) where ``table`` gives a reason."""
+    return [pytest.param(x, marks=pytest.mark.xfail(strict=True, reason=table[x])) if x in table else x
+            for x in settings]
+
+
+def _layer_prediction(W_V, W_QK, y):
+    """The layer's own forward pass (float64) on sequences y (m, T), in chunks."""
+    layer = LinearSelfAttention.from_weights(W_V, W_QK, dtype=torch.float64)
+    with torch.no_grad():
+        return np.concatenate([layer.predict(torch.tensor(y[i:i + 50_000], dtype=torch.float64)).numpy()
+                               for i in range(0, len(y), 50_000)])
+
+
+def _random_weights(rng, s, scale):
+    W_V = rng.standard_normal((s + 1, s + 1)) * scale
+    W_QK = rng.standard_normal((s + 1, s + 1)) * scale
+    return W_V, W_QK
+
+
+# --------------------------------------------------------------------------- 5. eq. 17
+
+
+def test_eq17_is_the_forward_pass(claim, profile):
+    """The layer's forward pass (models.attention, float64) equals w_attn^T ybar_q with
+    w_attn = P H q + b_y P g + xi_2 p (theory.alignment.eq17_terms), for hypothesis-drawn
+    weights and sequences.  Controls on the same draws: the extra term xi_2 p dropped
+    (the smallest gap over the draws must exceed the tolerance), and P = W_QK[:s, :s]
+    untransposed (draws with s >= 2)."""
+    acc = {"holds": {"gap": -1.0}, "no-extra-term": {"gap": np.inf}, "P-untransposed": {"gap": np.inf}}
+
+    @claim_settings(profile)
+    @given(setting=st.sampled_from(SETTINGS), s=st.integers(1, 5), extra=st.integers(1, 30),
+           scale=st.sampled_from([0.1, 1.0, 3.0]), seed=st.integers(0, 2 ** 32 - 1))
+    def run(setting, s, extra, scale, seed):
+        rng = np.random.default_rng(seed)
+        T = s + 1 + extra
+        _, y = LDSFamily(setting, T=T).sample(rng, 32)
+        W_V, W_QK = _random_weights(rng, s, scale)
+        ref = _layer_prediction(W_V, W_QK, y)
+        t = eq17_terms(W_V, W_QK, y, s)
+        q = query_features(y, s)
+        variants = {"holds": t["first"] + t["second"] + t["third"],
+                    "no-extra-term": t["first"] + t["second"]}
+        if s >= 2:
+            P = W_QK[:s, :s]
+            Pw = np.einsum("ij,njk,k->ni", P, t["H"], W_V[s, :s]) + W_V[s, s] * t["g"] @ P.T + t["third"]
+            variants["P-untransposed"] = Pw
+        for name, w in variants.items():
+            gap = float(np.abs(np.einsum("ni,ni->n", w, q) - ref).max() / np.abs(ref).max())
+            better = gap > acc[name]["gap"] if name == "holds" else gap < acc[name]["gap"]
+            if better:
+                acc[name].update(gap=gap, setting=setting, s=s, T=T, scale=scale, seed=seed)
+
+    run()
+    for name, a in acc.items():
+        expect = "holds" if name == "holds" else "fails"
+        claim.record(
+            claim=CLAIM, paper_ref=REF17, setting="drawn a-d, asym; s=1-5",
+            metric=(f"{'max' if expect == 'holds' else 'min'} over draws of max|y_hat_layer - w^T ybar_q| "
+                    f"/ max|y_hat_layer| (w: eq. 17{'' if expect == 'holds' else ', control: ' + name})"),
+            measured=a.pop("gap"), tolerance=EXACT_REL_TOL, comparator="<=", tolerance_source="project",
+            expect=expect, details={**a, "examples": profile.hypothesis_examples})
+    claim.check_all()
+
+
+# --------------------------------------------------------------------------- 6. eq. 18
+
+
+def _exact_pcg(H, g, P, k):
+    """k PCG steps from 0 in exact rational arithmetic (sympy matrices): the textbook
+    recurrence of theory.ar.pcg, written out independently."""
+    w = sp.zeros(H.rows, 1)
+    r = g
+    u = P * r
+    d = u
+    rz = (r.T * u)[0]
+    for _ in range(k):
+        Hd = H * d
+        alpha = rz / (d.T * Hd)[0]
+        w = w + alpha * d
+        r = r - alpha * Hd
+        u = P * r
+        rz_new = (r.T * u)[0]
+        d = u + (rz_new / rz) * d
+        rz = rz_new
+    return w
+
+
+def test_eq18_two_pcg_steps_span(claim, profile):
+    """Two PCG steps from 0 lie in span{P g, P H P g}, exactly: for hypothesis-drawn integer
+    H = A A^T + I, g and a non-symmetric P = R + (3s + 1) I (so that r^T P r > 0), PCG is
+    run in rational arithmetic and the rank of [w_2, P g, P H P g] is computed exactly.
+    (In float64 the same statement holds only to a roundoff that the cancellation in the
+    first residual amplifies without bound, so it is checked exactly.)  Control on the
+    same draws (s >= 3): three steps leave the two-dimensional span.  The production
+    float64 ``theory.ar.pcg`` is compared with the exact iterates in the details."""
+    out = {"two": 0, "three": 0, "draws": 0, "draws_s3": 0, "float_rel_diff": 0.0}
+
+    @claim_settings(profile)
+    @given(s=st.integers(2, 6), seed=st.integers(0, 2 ** 32 - 1))
+    def run(s, seed):
+        rng = np.random.default_rng(seed)
+        A = rng.integers(-3, 4, (s, s))
+        Hi = A @ A.T + np.eye(s, dtype=int)
+        Pi = rng.integers(-3, 4, (s, s)) + (3 * s + 1) * np.eye(s, dtype=int)
+        gi = rng.integers(-5, 6, s)
+        if not gi.any():
+            gi[0] = 1
+        H, P, g = sp.Matrix(Hi), sp.Matrix(Pi), sp.Matrix(gi)
+        Pg = P * g
+        span = sp.Matrix.hstack(Pg, P * H * Pg)
+        w2 = _exact_pcg(H, g, P, 2)
+        out["draws"] += 1
+        out["two"] += int(sp.Matrix.hstack(w2, span).rank() > span.rank())
+        w2f = pcg(Hi.astype(float), gi.astype(float), Pi.astype(float), k=2)[2]
+        w2e = np.array([float(x) for x in w2])
+        out["float_rel_diff"] = max(out["float_rel_diff"],
+                                    float(np.linalg.norm(w2f - w2e) / np.linalg.norm(w2e)))
+        if s >= 3:
+            out["draws_s3"] += 1
+            w3 = _exact_pcg(H, g, P, 3)
+            out["three"] += int(sp.Matrix.hstack(w3, span).rank() > span.rank())
+
+    run()
+    details = {"examples": profile.hypothesis_examples, "draws": out["draws"], "draws_s3": out["draws_s3"],
+               "float64_pcg_max_rel_diff_to_exact": out["float_rel_diff"]}
+    claim.record(
+        claim=CLAIM, paper_ref=REF18, setting="drawn, s=2-6 (exact)",
+        metric="draws whose two-step PCG iterate leaves span{Pg, PHPg} (rational arithmetic)",
+        measured=out["two"], tolerance=0, comparator="==", tolerance_source="paper", details=details)
+    claim.record(
+        claim=CLAIM, paper_ref=REF18, setting="drawn, s=3-6 (exact)",
+        metric="control: draws whose three-step iterate leaves the span, counted as above (must be > 0)",
+        measured=out["three"], tolerance=0, comparator="==", tolerance_source="paper", expect="fails",
+        details=details)
+    claim.check_all()
+
+
+# --------------------------------------------------------------------------- 7. alignment
+
+
+def _summary(c):
+    """mean, sd, median, share above 0.9 and histogram counts of one cosine over sequences."""
+    c = c[np.isfinite(c)]
+    return {"mean": float(c.mean()), "sd": float(c.std(ddof=1)), "median": float(np.median(c)),
+            "share_above_0.9": float((c > 0.9).mean()), "share_below_-0.9": float((c < -0.9).mean()),
+            "median_abs": float(np.median(np.abs(c))),
+            "n": int(c.size), "hist": np.histogram(c, bins=HIST_BINS)[0].tolist()}
+
+
+@functools.lru_cache(maxsize=None)
+def _cosines(setting: str, profile) -> dict:
+    """Cosine summaries per trained seed, of the population optimum and of random layers."""
+    y = _ars.heldout(setting, profile.heldout_sequences)
+    s = S_PCG
+    seeds = []
+    for i in range(profile.n_seeds):
+        run = _ars.trained_ars(setting, s, i, profile)
+        seeds.append({k: _summary(v) for k, v in alignment_cosines(run.W_V, run.W_QK, y, s).items()})
+    opt = _ars.optimum(setting, s, profile.multistart)
+    at_opt = {k: _summary(v) for k, v in alignment_cosines(opt.W_V, opt.W_QK, y, s).items()}
+    rng = rng_for(CLAIM, "random-layers", setting)
+    random = [alignment_cosines(*_random_weights(rng, s, 1.0), y, s)["cos_1"] for _ in range(CONTROL_LAYERS)]
+    return {"seeds": seeds, "optimum": at_opt, "random": [_summary(c) for c in random]}
+
+
+def _paper_fields(fields, setting):
+    """Seed or MC fields of a mean cosine, shifted by the paper's value (judged abs <= +-),
+    with a note giving the cosine itself."""
+    ref, tol = PAPER_COS[setting]
+    lo, hi = fields["interval"]
+    return {**fields, "measured": fields["measured"] - ref, "interval": (lo - ref, hi - ref),
+            "note": f"cos_1 = {fields['measured']:.3f} [{lo:.3f}, {hi:.3f}]; paper {ref:g} +- {tol:g}"}
+
+
+def _cos_details(cos, profile):
+    return {"per_seed": cos["seeds"], "optimum": cos["optimum"], "heldout": profile.heldout_sequences,
+            "definitions": "docs/math.md section 6.3; gauge of cos_3: tr(P) >= 0; r = g - H w"}
+
+
+@pytest.mark.parametrize("setting", known(KNOWN_TRAINED_COS, ("a", "b")))
+def test_ar4_alignment_trained(claim, profile, setting):
+    """Trained AR(4) layers: cos_1 = cos(P H q, P H P g) per held-out sequence, the mean over
+    seeds of the per-seed means (Student-t interval), against the paper's 0.88 +- 0.05 (a)
+    and 0.93 +- 0.01 (b)."""
+    cos = _cosines(setting, profile)
+    ref, tol = PAPER_COS[setting]
+    claim.record(
+        claim=CLAIM, paper_ref=REFCOS, setting=f"{setting}, s={S_PCG}",
+        metric=f"mean_seeds mean_sequences cos_1 - {ref:g} (trained; paper {ref:g} +- {tol:g})",
+        **_paper_fields(seed_fields([sd["cos_1"]["mean"] for sd in cos["seeds"]]), setting),
+        tolerance=tol, comparator="abs<=", tolerance_source="paper", details=_cos_details(cos, profile),
+    ).check()
+
+
+@pytest.mark.parametrize("setting", known(KNOWN_OPTIMUM_COS, ("a", "b")))
+def test_ar4_alignment_population_optimum(claim, profile, setting):
+    """The population optimum (theory.optimum): the mean of cos_1 over the held-out sequences
+    with its Monte Carlo interval, against the paper's numbers."""
+    cos = _cosines(setting, profile)
+    ref, tol = PAPER_COS[setting]
+    opt1 = cos["optimum"]["cos_1"]
+    claim.record(
+        claim=CLAIM, paper_ref=REFCOS, setting=f"{setting}, s={S_PCG}",
+        metric=f"mean_sequences cos_1 - {ref:g} at the population optimum (paper {ref:g} +- {tol:g})",
+        **_paper_fields(mc_fields(opt1["mean"], opt1["sd"] / np.sqrt(opt1["n"])), setting),
+        tolerance=tol, comparator="abs<=", tolerance_source="paper", details={"optimum": cos["optimum"]},
+    ).check()
+
+
+@pytest.mark.parametrize("setting", ["a", "b"])
+def test_ar4_alignment_control_random_layers(claim, profile, setting):
+    """Negative control: 16 layers with iid N(0, 1) weights (no training) on the same
+    sequences; their mean cos_1 must lie far from the paper's number."""
+    cos = _cosines(setting, profile)
+    ref, tol = PAPER_COS[setting]
+    claim.record(
+        claim=CLAIM, paper_ref=REFCOS, setting=f"{setting}, s={S_PCG}",
+        metric=f"control: mean over {CONTROL_LAYERS} random layers of mean_sequences cos_1 - {ref:g}",
+        **_paper_fields(seed_fields([r["mean"] for r in cos["random"]]), setting), tolerance=tol,
+        comparator="abs<=", tolerance_source="paper", expect="fails", details={"random_layers": cos["random"]},
+    ).check()
+
+
+@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
+def test_ar4_cosines_reported(claim, profile, setting):
+    """Reported beside the checks (the paper gives no number for these, or none for c, d):
+    the mean, median and share above 0.9 of cos_1; cos_2 and cos_3 (the paper: about -0.99
+    for the extra vector; cos_3 changes sign with the gauge, so |cos_3| is reported too),
+    per seed and at the population optimum."""
+    cos = _cosines(setting, profile)
+    where = f"{setting}, s={S_PCG}"
+    for name, stats in (("cos_1", ("mean", "median", "share_above_0.9")), ("cos_2", ("mean", "median")),
+                        ("cos_3", ("mean", "median", "median_abs"))):
+        for stat in stats:
+            vals = [sd[name][stat] for sd in cos["seeds"]]
+            claim.record(
+                claim=CLAIM, paper_ref=REFCOS, setting=where,
+                metric=(f"{name} {stat}: mean_seeds {float(np.mean(vals)):.3g}, at the optimum "
+                        f"{cos['optimum'][name][stat]:.3g}"
+                        + (f" (paper about {PAPER_COS3:g})" if name == "cos_3" else "")
+                        + (f" (paper {PAPER_COS[setting][0]:g} +- {PAPER_COS[setting][1]:g})"
+                           if name == "cos_1" and stat == "mean" and setting in PAPER_COS else "")),
+                measured=float(np.mean(vals)), kind="reported",
+                details={"per_seed": vals, "optimum": cos["optimum"][name][stat],
+                         **(_cos_details(cos, profile) if name == "cos_1" and stat == "mean" else {})})
+
+
+# --------------------------------------------------------------------------- 8. prediction quality
+
+
+@functools.lru_cache(maxsize=None)
+def _mse_table(setting: str, profile) -> dict:
+    """MSE on the held-out sequences of the trained layer (per seed), the population optimum,
+    two PCG steps with each seed's P, one GD step with the best step size, in-context OLS."""
+    y = _ars.heldout(setting, profile.heldout_sequences)
+    s = S_PCG
+    target = y[:, -1]
+    q = query_features(y, s)
+    H, g, _ = context_stats(y, s)
+
+    def mse(pred):
+        return float(np.mean((pred - target) ** 2))
+    out = {"trained": [], "pcg2": []}
+    for i in range(profile.n_seeds):
+        run = _ars.trained_ars(setting, s, i, profile)
+        out["trained"].append(mse(_layer_prediction(run.W_V, run.W_QK, y)))
+        P = run.W_QK[:s, :s].T
+        out["pcg2"].append(mse(np.einsum("ni,ni->n", pcg(H, g, P, k=2)[2], q)))
+    opt = _ars.optimum(setting, s, profile.multistart)
+    out["optimum"] = mse(_layer_prediction(opt.W_V, opt.W_QK, y))
+    base = predict_ar(gd(y, s, 1.0), y, s)                       # GD's prediction is linear in eta
+    eta = float(base @ target / (base @ base))
+    out["gd1_best_eta"] = mse(eta * base)
+    out["gd1_eta"] = eta
+    out["ols"] = mse(predict_ar(ols_ar(y, s), y, s))
+    out["zero"] = mse(np.zeros_like(target))
+    return out
+
+
+@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
+def test_ar4_prediction_quality(claim, profile, setting):
+    """Reported (the paper makes no claim on these numbers): held-out MSE of each predictor."""
+    t = _mse_table(setting, profile)
+    where = f"{setting}, s={S_PCG}"
+    rows = [("trained layer (mean over seeds)", float(np.mean(t["trained"])), {"per_seed": t["trained"]}),
+            ("population optimum", t["optimum"], {}),
+            ("two PCG steps with the trained P (mean over seeds)", float(np.mean(t["pcg2"])), {"per_seed": t["pcg2"]}),
+            ("one GD step, best step size", t["gd1_best_eta"], {"eta": t["gd1_eta"]}),
+            ("in-context least squares AR(4)", t["ols"], {}), ("zero predictor", t["zero"], {})]
+    for name, val, extra in rows:
+        claim.record(claim=CLAIM, paper_ref="Sec. 5 (beside the cosines)", setting=where,
+                     metric=f"held-out MSE: {name}", measured=val, kind="reported",
+                     details={**extra, "heldout": profile.heldout_sequences})
+
+
+def _mc_loss(W_V, W_QK, setting, m, rng, chunk=50_000):
+    """Plain Monte Carlo of 1/2 (y_hat_T - y_T)^2 through the layer's forward pass: (mean, SE)."""
+    fam = LDSFamily(setting)
+    vals = []
+    left = m
+    while left:
+        k = min(chunk, left)
+        _, y = fam.sample(rng, k)
+        vals.append(0.5 * (_layer_prediction(W_V, W_QK, y) - y[:, -1]) ** 2)
+        left -= k
+    v = np.concatenate(vals)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
+
+
+@pytest.mark.parametrize("s", [2, 4])
+@pytest.mark.parametrize("setting", ["a", "b"])
+def test_population_loss_matches_the_forward_pass(claim, profile, setting, s):
+    """L* (the exact quadratic of docs/math.md section 2.2 at the optimum) against a plain
+    Monte Carlo of the layer's forward pass at the optimal weights: |z| <= 4.  Control on the
+    same draws: L(theta*) from moments built without C's 1/n (M n^2, c n)."""
+    opt = _ars.optimum(setting, s, profile.multistart)
+    mom = _ars.moments_for(setting, s)
+    mc, se = _mc_loss(opt.W_V, opt.W_QK, setting, profile.mc_trajectories, rng_for(CLAIM, "L*-mc", setting, s))
+    n = LDSFamily(setting).T - s - 1
+    beta = beta_from_weights(opt.W_V, opt.W_QK)
+    broken = float(0.5 * n * n * beta @ mom.M @ beta - n * mom.c @ beta + 0.5 * mom.v)
+    for value, expect, what in ((opt.loss, "holds", "L*"), (broken, "fails", "control: L(theta*) without 1/n")):
+        claim.record(
+            claim=CLAIM, paper_ref=REF17 + " (population loss of the layer)", setting=f"{setting}, s={s}",
+            metric=f"|{what} - MC of the forward pass| / SE ({profile.mc_trajectories} sequences)",
+            measured=abs(value - mc) / se, tolerance=Z_TOL, comparator="<=", tolerance_source="project",
+            expect=expect, details={"value": value, "mc": mc, "mc_stderr": se})
+    claim.check_all()
