@@ -23,10 +23,14 @@ from torch import nn
 from theory.validation import (check_choice, check_finite_array, check_nonneg_real, check_positive_int,
                                check_type, check_window)
 
-__all__ = ["build_tokens", "LinearSelfAttention", "DTYPES"]
+from .runtime import resolve_device
+
+__all__ = ["build_tokens", "LinearSelfAttention", "DTYPES", "MAX_WINDOW"]
 
 #: the floating dtypes a layer holds its weights in.
 DTYPES = (torch.float32, torch.float64)
+#: the largest window a layer accepts: its (s+1)^2 s features per sequence are 1e9 there.
+MAX_WINDOW = 1000
 
 
 def build_tokens(y: torch.Tensor, s: int) -> torch.Tensor:
@@ -64,9 +68,15 @@ class LinearSelfAttention(nn.Module):
                  generator: torch.Generator | None = None):
         super().__init__()
         s = check_positive_int("s", s)
+        if s > MAX_WINDOW:
+            raise ValueError(f"s must be <= {MAX_WINDOW} (the layer's features number (s+1)^2 s), got {s}")
         check_choice("dtype", dtype, DTYPES)
         check_choice("init", init, ("normal", "zeros"))
-        check_nonneg_real("init_scale", init_scale)
+        init_scale = check_nonneg_real("init_scale", init_scale)
+        if generator is not None:
+            check_type("generator", generator, torch.Generator, "a torch.Generator or None")
+        if device is not None:
+            device = resolve_device(device)
         self.s = s
         shape = (s + 1, s + 1)
         if init == "zeros":

@@ -122,7 +122,7 @@ def test_to_json_plain_types():
     json.dumps(js)                                       # plain built-in types only
     for v in js["details"].values():
         assert type(v) in (int, float, str)
-    mc = kappa(LDSFamily("b", T=6, d=2), m=500, seed=3)
+    mc = kappa(LDSFamily("b", T=6, d=2), method="mc-moments", m=500, seed=3)
     js = mc.to_json()
     assert js["exact"] is None and js["method"] == "mc-moments" and js["details"]["seed"] == 3
     json.dumps(js)
@@ -286,13 +286,13 @@ def test_mc_trajectories_within_4_stderr_of_exact():
 def test_mc_estimators_agree_other_settings(setting):
     """The two independent Monte Carlo routes agree (no exact value outside setting a)."""
     fam = LDSFamily(setting, d=3, T=8)
-    r1 = kappa(fam, m=8_000, seed=1)
+    r1 = kappa(fam, method="mc-moments", m=8_000, seed=1)
     assert r1.method == "mc-moments" and r1.details["seed"] == 1
     r2 = kappa(fam, method="mc-trajectories", m=100_000, seed=2)
     assert np.isfinite(r1.kappa) and r1.stderr > 0 and r2.stderr > 0
     assert abs(r1.kappa - r2.kappa) < 4 * math.hypot(r1.stderr, r2.stderr)
     # determinism
-    assert kappa(fam, m=8_000, seed=1).kappa == r1.kappa
+    assert kappa(fam, method="mc-moments", m=8_000, seed=1).kappa == r1.kappa
 
 
 def test_mc_chunking_invariant():
@@ -400,9 +400,9 @@ def test_bad_method_and_setting():
     with pytest.raises(ValueError, match="^family must be an LDSFamily, got str$"):
         kappa("a")
     with pytest.raises(ValueError, match="^m "):
-        kappa(LDSFamily("b", T=5, d=1), m=0)
+        kappa(LDSFamily("b", T=5, d=1), method="mc-moments", m=0)
     with pytest.raises(ValueError, match="^seed"):
-        kappa(LDSFamily("b", T=5, d=1), seed=-1)
+        kappa(LDSFamily("b", T=5, d=1), method="mc-moments", seed=-1)
     with pytest.raises(ValueError, match="^rng"):
         kappa_mc_moments(LDSFamily("a", T=5, d=1), 10, 0)
     with pytest.raises(ValueError, match="^m "):
@@ -434,3 +434,31 @@ def test_quadrature_kappa_of_mixture_settings_matches_monte_carlo(setting):
     assert abs(q.kappa - mc.kappa) < 4 * mc.stderr, (q.kappa, mc.kappa, mc.stderr)
     wrong = q.kappa * (fam.T - 1) / (fam.T - 2)
     assert abs(wrong - mc.kappa) > 4 * mc.stderr, (wrong, mc.kappa, mc.stderr)
+
+
+def test_auto_picks_the_fastest_exact_route_and_says_why():
+    from theory.kappa import choose_method, exact_seconds
+    assert choose_method(LDSFamily("a"))[0] == "exact-rational"
+    assert choose_method(LDSFamily("a", T=300))[0] == "gauss-legendre" and exact_seconds(300, 5) > 1000
+    assert [choose_method(LDSFamily(s))[0] for s in ("b", "c", "asym", "d")] == \
+        ["gauss-legendre"] * 3 + ["mc-moments"]
+    res = kappa(LDSFamily("b"))
+    assert res.method == "gauss-legendre" and "quadrature" in res.details["auto"]
+    ref = kappa(LDSFamily("a", T=40))
+    assert kappa(LDSFamily("a", T=40), method="quadrature").kappa == pytest.approx(ref.kappa, rel=1e-12)
+
+
+def test_resource_guard_and_strict_json():
+    with pytest.raises(ValueError, match="^T = 1000000 needs about"):
+        kappa(LDSFamily("d", T=1_000_000))
+    with pytest.raises(ValueError, match="^T = 100000 needs about"):
+        kappa(LDSFamily("a", T=100_000), method="quadrature")
+    with pytest.raises(ValueError, match="^m must be an integer >= 2"):
+        kappa(LDSFamily("d"), m=1)
+    res = kappa(LDSFamily("d", T=6, d=2), m=50)
+    bad = type(res)(kappa=res.kappa, exact=None, stderr=float("inf"), method=res.method,
+                    numerator=res.numerator, denominator=float("nan"), details={"x": float("inf")})
+    js = bad.to_json()
+    assert js["stderr"] is None and js["denominator"] is None and js["details"]["x"] is None
+    assert js["non_finite"] == ["stderr", "denominator", "details.x"]
+    json.dumps(js, allow_nan=False)

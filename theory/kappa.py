@@ -64,6 +64,9 @@ __all__ = [
     "kappa_mc_trajectories",
     "family_variances",
     "moment_forms",
+    "choose_method",
+    "exact_seconds",
+    "route_bytes",
 ]
 
 #: method names accepted by :func:`kappa` (plus "auto", and the aliases in _ALIASES).
@@ -90,8 +93,10 @@ class KappaResult:
     details: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        """JSON-ready dict; ``exact`` as the string "p/q" (or None)."""
-        return {
+        """Strict-JSON dict; ``exact`` as the string "p/q" (or None).  A non-finite number
+        (a standard error from a single sample, an overflow) is written as null and named
+        in ``"non_finite"``, so the output never holds NaN or Infinity."""
+        out = {
             "kappa": float(self.kappa),
             "exact": None if self.exact is None else f"{self.exact.numerator}/{self.exact.denominator}",
             "stderr": float(self.stderr),
@@ -100,6 +105,15 @@ class KappaResult:
             "denominator": float(self.denominator),
             "details": dict(self.details),
         }
+        bad = [k for k, v in out.items() if isinstance(v, float) and not math.isfinite(v)]
+        bad += [f"details.{k}" for k, v in out["details"].items() if isinstance(v, float) and not math.isfinite(v)]
+        for k in bad:
+            if k.startswith("details."):
+                out["details"][k[8:]] = None
+            else:
+                out[k] = None
+        out["non_finite"] = bad
+        return out
 
 
 # --------------------------------------------------------------------------- Monte Carlo
@@ -198,20 +212,71 @@ def family_variances(family: LDSFamily):
                  for n in ("sigma_w", "sigma_v", "sigma_0"))
 
 
+#: seconds of the exact rational route at T = 30, d = 5 on one core, and its growth in T
+#: (measured: 0.13 s, 2.1 s, 13.5 s, 51 s at T = 30, 60, 90, 120; about T^4.7).
+EXACT_SECONDS_AT_30 = 0.13
+EXACT_GROWTH = 4.7
+#: "auto" uses the exact rational route while it is expected to take at most this long.
+AUTO_EXACT_SECONDS = 5.0
+#: bytes a kappa route may plan to hold (the guard against a T that cannot fit).
+MAX_BYTES = 4 * 2 ** 30
+
+
+def exact_seconds(T: int, d: int) -> float:
+    """Expected seconds of the exact rational route (:data:`EXACT_SECONDS_AT_30` scaled by
+    (T/30)^:data:`EXACT_GROWTH` and, mildly, by d)."""
+    return EXACT_SECONDS_AT_30 * (T / 30.0) ** EXACT_GROWTH * max(1.0, d / 5.0)
+
+
+def route_bytes(family: LDSFamily, method: str, chunk: int | None = None) -> int:
+    """Bytes the route holds at its peak: the quadrature's (3T+1) node covariances of size
+    T x T and their forms, a Monte Carlo chunk of covariances (mc-moments) or trajectories
+    (mc-trajectories); the exact route's integers are small (0)."""
+    T = family.T
+    if method == "gauss-legendre":
+        return 8 * 6 * (3 * T + 1) * T * T
+    d = family.d
+    if method == "mc-moments":
+        return 8 * 6 * (chunk or 4096) * (T * T + d * d)
+    if method == "mc-trajectories":
+        return 8 * 6 * (chunk or 100_000) * (T + d + d * d)
+    return 0
+
+
+def choose_method(family: LDSFamily) -> tuple[str, str]:
+    """(method, why) of ``method="auto"``: the fastest route that is exact where one exists --
+    exact rational in setting a while :func:`exact_seconds` <= :data:`AUTO_EXACT_SECONDS`,
+    quadrature (exact up to rounding) in settings a, b, c and the control, Monte Carlo over
+    systems only in setting d."""
+    family = _check_family(family)
+    if family.setting == "a":
+        sec = exact_seconds(family.T, family.d)
+        if sec <= AUTO_EXACT_SECONDS:
+            return "exact-rational", f"exact rational (setting a, T = {family.T}: about {sec:.2g} s)"
+        return "gauss-legendre", (f"quadrature, exact up to rounding (the exact rational route would take "
+                                  f"about {sec:.2g} s at T = {family.T})")
+    if family.setting in QUADRATURE_SETTINGS:
+        return "gauss-legendre", f"quadrature, exact up to rounding (setting {family.setting})"
+    return "mc-moments", f"Monte Carlo over systems (setting {family.setting} has no exact route)"
+
+
 def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: int = 0) -> KappaResult:
     """kappa for a family.
 
-    ``method``: "auto" (setting "a" -> "exact-rational", others -> "mc-moments"),
-    "exact-rational" (alias "exact"), "gauss-legendre" (alias "quadrature"),
-    "mc-moments", "mc-trajectories".  ``m`` and ``seed`` are used by the Monte Carlo
-    methods only (``np.random.default_rng(seed)``).
+    ``method``: "auto" (:func:`choose_method`; the choice and its reason go into
+    ``details["auto"]``), "exact-rational" (alias "exact"), "gauss-legendre" (alias
+    "quadrature"), "mc-moments", "mc-trajectories".  ``m`` (>= 2, for a standard error) and
+    ``seed`` are used by the Monte Carlo methods only (``np.random.default_rng(seed)``).
+    A route that would hold more than :data:`MAX_BYTES` is refused before any work
+    (ValueError naming T).
     """
     family = _check_family(family)
     if not isinstance(method, str):
         raise ValueError(f"method must be a string, got {method!r}")
     meth = _ALIASES.get(method, method)
+    why = None
     if meth == "auto":
-        meth = "exact-rational" if family.setting == "a" else "mc-moments"
+        meth, why = choose_method(family)
     if meth not in METHODS:
         raise ValueError(f"method must be 'auto' or one of {METHODS} (aliases {tuple(_ALIASES)}), "
                          f"got {method!r}")
@@ -221,7 +286,14 @@ def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: in
     if meth == "gauss-legendre" and family.setting not in QUADRATURE_SETTINGS:
         raise ValueError(f"method {method!r} is only available for settings "
                          f"{QUADRATURE_SETTINGS}, got setting {family.setting!r}; use 'mc-moments'")
-    base = _family_details(family)
+    need = route_bytes(family, meth)
+    if meth == "mc-moments":                      # a chunk that fits, if any does
+        chunk = max(1, min(4096, MAX_BYTES // max(1, route_bytes(family, meth, 1))))
+        need = route_bytes(family, meth, chunk)
+    if need > MAX_BYTES:
+        raise ValueError(f"T = {family.T} needs about {need / 2 ** 30:.3g} GiB for method {meth!r}, "
+                         f"more than the {MAX_BYTES / 2 ** 30:g} GiB allowed; use a smaller T")
+    base = _family_details(family) | ({"auto": why} if why else {})
     if meth == "exact-rational":
         sw2, sv2, s02 = family_variances(family)
         num, den = kappa_moments_exact_a(family.T, family.d, sw2, sv2, s02)
@@ -234,9 +306,14 @@ def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: in
         det = base | {"nodes": 3 * family.T + 1}
         return KappaResult(kappa=(family.T - 2) * num / den, exact=None, stderr=0.0, method=meth,
                            numerator=num, denominator=den, details=det)
-    m = check_positive_int("m", m)
+    m = check_positive_int("m", m, minimum=2)
+    if 16 * m > MAX_BYTES:                        # the per-sample N_j, D_j arrays
+        raise ValueError(f"m = {m} needs about {16 * m / 2 ** 30:.3g} GiB for its samples, more than "
+                         f"the {MAX_BYTES / 2 ** 30:g} GiB allowed; use fewer systems")
     seed = check_positive_int("seed", seed, minimum=0)
     rng = np.random.default_rng(seed)
-    fn = kappa_mc_moments if meth == "mc-moments" else kappa_mc_trajectories
-    res = fn(family, m, rng)
-    return replace(res, details=res.details | {"seed": seed})
+    if meth == "mc-moments":
+        res = kappa_mc_moments(family, m, rng, chunk=chunk)
+    else:
+        res = kappa_mc_trajectories(family, m, rng)
+    return replace(res, details=res.details | base | {"seed": seed})

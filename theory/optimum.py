@@ -55,6 +55,10 @@ REL_TIE = 1e-9
 SCREEN = 64
 #: raw trajectories (antithetic) behind the moments of setting d in :func:`optimum_for`.
 D_TRAJECTORIES = 1_000_000
+#: bounds of a request (a run of 4096 starts takes about a minute at s = 4; 1e8 trajectories
+#: about half an hour): beyond them a call is refused before any work.
+MAX_STARTS = 4096
+MAX_TRAJECTORIES = 100_000_000
 
 
 def _unpack(theta, s):
@@ -318,6 +322,8 @@ def population_optimum(moments: PopulationMoments, seed: int, *, starts: int = 3
     """
     mom = check_type("moments", moments, PopulationMoments, "PopulationMoments")
     starts = check_positive_int("starts", starts)
+    if starts > MAX_STARTS:
+        raise ValueError(f"starts must be <= {MAX_STARTS}, got {starts}")
     gtol = check_real("gtol", gtol, minimum=0.0, strict_min=True)
     seed = check_positive_int("seed", seed, minimum=0)
     s = mom.s
@@ -370,7 +376,14 @@ def optimum_for(family: LDSFamily, s: int, seed: int, *, starts: int = 32, gtol:
     A ~ -A there; theory.mc_moments), so they cannot be used to check those zeros.
     """
     family = check_type("family", family, LDSFamily, "an LDSFamily")
+    starts = check_positive_int("starts", starts)
+    if starts > MAX_STARTS:                          # before the moments, which cost more
+        raise ValueError(f"starts must be <= {MAX_STARTS}, got {starts}")
     if family.setting == "d":
+        trajectories = check_positive_int("trajectories", trajectories, minimum=2)
+        if trajectories > MAX_TRAJECTORIES:
+            raise ValueError(f"trajectories must be <= {MAX_TRAJECTORIES:.0e} (about 20 us each), "
+                             f"got {trajectories}")
         moments = trajectory_moments(family, s, trajectories, np.random.default_rng((seed, 99)),
                                      antithetic=True)
     else:

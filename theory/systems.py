@@ -68,7 +68,7 @@ from .validation import (
 )
 
 __all__ = ["SETTINGS", "LDSFamily", "Systems", "covariance", "get_family", "SYMMETRIC_SETTINGS",
-           "psd_factor", "MAX_SIGMA"]
+           "psd_factor", "MAX_SIGMA", "MAX_D"]
 
 SETTINGS = ("a", "b", "c", "d", "asym")
 #: settings whose law of A is centrally symmetric (A ~ -A): the theory's premise.
@@ -313,6 +313,8 @@ def _band_gather(T: int) -> np.ndarray:
 #: largest standard deviation a family accepts: sums of y^12 over 1e6 trajectories (the
 #: standard errors of order-6 moments) stay within float64 for T d up to 1e4.
 MAX_SIGMA = 1e20
+#: largest state dimension a family accepts: sampling m systems holds m d^2 numbers.
+MAX_D = 1000
 
 
 @dataclass(frozen=True)
@@ -322,7 +324,7 @@ class LDSFamily:
     Parameters
     ----------
     setting : one of ``SETTINGS`` ("a", "b", "c", "d", "asym"), see the module doc.
-    d : state dimension (>= 1).        T : number of observations (>= 3).
+    d : state dimension (1 to :data:`MAX_D`).        T : number of observations (>= 3).
     sigma_w, sigma_v, sigma_0 : standard deviations (0 to :data:`MAX_SIGMA`, not all 0);
         Sigma_0 = sigma_0^2 I.
     cond_max : for setting "d", the bound on cond_2(P) used by the rejection sampler.
@@ -340,6 +342,8 @@ class LDSFamily:
     def __post_init__(self):
         check_choice("setting", self.setting, SETTINGS)
         object.__setattr__(self, "d", check_positive_int("d", self.d))
+        if self.d > MAX_D:
+            raise ValueError(f"d must be <= {MAX_D} (a batch of systems holds m d^2 numbers), got {self.d}")
         object.__setattr__(self, "T", check_positive_int("T", self.T, minimum=3))
         for name in ("sigma_w", "sigma_v", "sigma_0"):
             # moments up to order 12 (standard errors of order-6 moments) must stay finite

@@ -1,0 +1,199 @@
+"""Fuzz: malformed values at every public constructor and at ``ldsicl`` (in-process ``main(argv)``).
+
+What must hold for every case (hypothesis draws them; each case at most 5 s, the
+hypothesis deadline):
+
+- constructors: they either build the object or raise one ``ValueError`` -- never
+  another exception type (TypeError, OverflowError, NotImplementedError, ...);
+- the command line: the exit status is 0, 1 or 2, nothing escapes ``main`` and stderr
+  holds no traceback; output asked for as JSON parses as strict JSON (no NaN, no
+  Infinity).  ``train`` runs only with steps <= 5 and batch <= 8 in a temporary cache;
+  ``report`` never with ``--run``.
+
+The value pools mix malformed text (``nan``, ``inf``, ``-1``, ``1e400``, ``1/0``, 30
+nines, ``""``, ``abc``, ...) with a few small valid values, so that both the refusals and
+the paths past them are exercised; valid values stay small enough for the 5 s bound.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from claims.profiles import Profile
+from models.attention import LinearSelfAttention
+from models.cli import main
+from models.config import TrainConfig
+from models.fingerprint import Fingerprint
+from models.sampler import TorchLDSSampler
+from theory.systems import LDSFamily, Systems
+
+FUZZ = settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "60")), deadline=5000, suppress_health_check=[HealthCheck.too_slow])
+
+#: Python values that no constructor should choke on (beyond a ValueError).
+BAD_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-10 ** 30, 10 ** 30), st.just(10 ** 400),
+    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=4),
+    st.lists(st.floats(allow_nan=True), max_size=3), st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+    st.complex_numbers(max_magnitude=10), st.just(np.array([np.nan, 1.0])), st.just(np.zeros((2, 3))),
+    st.just(object()), st.just(torch.ones(2)), st.just("a"), st.just(-1), st.just(0), st.just(1e308))
+
+
+def _ok_or_value_error(build):
+    try:
+        build()
+    except ValueError:
+        pass
+
+
+def _one_bad(valid: dict, draw_key, draw_value):
+    kw = dict(valid)
+    kw[draw_key] = draw_value
+    return kw
+
+
+FAMILY = dict(setting="a", d=3, T=8, sigma_w=0.1, sigma_v=0.1, sigma_0=1.0, cond_max=3.0)
+
+
+@FUZZ
+@given(key=st.sampled_from(sorted(FAMILY)), value=BAD_VALUES, key2=st.sampled_from(sorted(FAMILY)),
+       value2=BAD_VALUES)
+def test_family_constructor(key, value, key2, value2):
+    _ok_or_value_error(lambda: LDSFamily(**_one_bad(_one_bad(FAMILY, key, value), key2, value2)))
+
+
+@FUZZ
+@given(key=st.sampled_from(["A", "c", "Sigma_w", "Sigma_0", "sigma_v", "lam", "T"]), value=BAD_VALUES)
+def test_systems_constructor(key, value):
+    good = dict(A=np.eye(2)[None] * 0.5, c=np.ones((1, 2)), Sigma_w=np.eye(2), Sigma_0=np.eye(2),
+                sigma_v=0.1, lam=None, T=5)
+    _ok_or_value_error(lambda: Systems(**_one_bad(good, key, value)))
+
+
+TRAIN_FIELDS = ["setting", "s", "d", "T", "sigma_w", "sigma_v", "sigma_0", "cond_max", "steps", "batch",
+                "lr", "lr_min", "warmup_steps", "weight_decay", "betas", "eps", "grad_clip", "init",
+                "init_scale", "seed", "dtype", "forward"]
+
+
+@FUZZ
+@given(key=st.sampled_from(TRAIN_FIELDS), value=BAD_VALUES)
+def test_train_config_constructor(key, value):
+    _ok_or_value_error(lambda: TrainConfig(**{key: value}))
+
+
+@FUZZ
+@given(key=st.sampled_from(["s", "init", "init_scale", "dtype", "generator"]), value=BAD_VALUES,
+       w=BAD_VALUES, dtype=st.sampled_from([torch.float64, torch.float32, torch.int32, torch.float16, "x"]))
+def test_layer_constructors(key, value, w, dtype):
+    _ok_or_value_error(lambda: LinearSelfAttention(**_one_bad({"s": 1}, key, value)))
+    _ok_or_value_error(lambda: LinearSelfAttention.from_weights(w, np.eye(2), dtype=dtype))
+    _ok_or_value_error(lambda: LinearSelfAttention.from_weights(np.eye(2), w))
+
+
+@FUZZ
+@given(family=st.one_of(BAD_VALUES, st.just(LDSFamily("b", d=2, T=5))), device=BAD_VALUES,
+       dtype=st.sampled_from([torch.float32, torch.float64, torch.int64, None, "float32"]))
+def test_sampler_constructor(family, device, dtype):
+    _ok_or_value_error(lambda: TorchLDSSampler(family, device=device, dtype=dtype))
+
+
+@FUZZ
+@given(key=st.sampled_from(["sources", "torch", "numpy", "device", "dtype"]), value=BAD_VALUES,
+       pkey=st.sampled_from(["name", "train_steps", "n_seeds", "mc_systems", "coef_rel_tol", "multistart"]),
+       pvalue=BAD_VALUES)
+def test_fingerprint_and_profile_constructors(key, value, pkey, pvalue):
+    good = dict(sources="0" * 64, torch="2.13.0", numpy="2.0", device="cpu", dtype="float32")
+    _ok_or_value_error(lambda: Fingerprint(**_one_bad(good, key, value)))
+    prof = dict(name="x", description="d", train_steps=1, train_batch=1, n_seeds=2, mc_trajectories=2,
+                mc_systems=2, heldout_sequences=2, hypothesis_examples=1, multistart=1, coef_rel_tol=0.01)
+    _ok_or_value_error(lambda: Profile(**_one_bad(prof, pkey, pvalue)))
+
+
+# --------------------------------------------------------------------------- the command line
+
+MALFORMED = ["nan", "inf", "-inf", "-1", "0", "", " ", "abc", "1e400", "1/0", "1.5", "-0", "1e-400",
+             "9" * 30, "0x10", "1/3", "2", "3", "5", "0.1", "--json"]
+VALUES = st.sampled_from(MALFORMED)
+FAMILY_FLAGS = ["--setting", "--T", "--d", "--sigma-w", "--sigma-v", "--sigma-0"]
+FLAGS = {
+    "kappa": FAMILY_FLAGS + ["--method", "--mc-systems", "--seed"],
+    "train": FAMILY_FLAGS + ["--s", "--seed", "--lr", "--lr-min", "--warmup-steps", "--weight-decay",
+                             "--grad-clip", "--init-scale", "--dtype", "--forward", "--device", "--max-memory",
+                             "--out"],
+    "optimum": FAMILY_FLAGS + ["--s", "--starts", "--seed", "--trajectories", "--max-memory"],
+    "report": ["--from", "--out", "--profile"],
+    "cache list": ["--cache-dir"],
+    "cache clear": ["--cache-dir"],
+}
+#: small valid values where a malformed one is not drawn, to keep every case fast
+SMALL = {"--T": "7", "--d": "2", "--mc-systems": "200", "--s": "2", "--starts": "2",
+         "--trajectories": "400", "--method": "auto"}
+PATHS = ["/proc/x.json", "", "/", "/nonexistent/dir/x", "{tmp}/out.json", "{tmp}", "{tmp}/notjson.json"]
+CHOICES = {"--setting": ["a", "b", "c", "d", "asym", "e", ""], "--dtype": ["float32", "float64", "int8"],
+           "--forward": ["effective", "model", "x"], "--device": ["cpu", "cuda", "tpu", "", "auto"],
+           "--method": ["auto", "exact", "quadrature", "mc-moments", "mc-trajectories", "magic"],
+           "--profile": ["quick", "paper", "x"]}
+
+
+def _strict(text):
+    def bad(c):
+        raise ValueError(f"non-finite JSON constant {c}")
+    return json.loads(text, parse_constant=bad)
+
+
+@st.composite
+def command_lines(draw):
+    cmd = draw(st.sampled_from(sorted(FLAGS)))
+    argv = cmd.split()
+    chosen = draw(st.lists(st.sampled_from(FLAGS[cmd]), max_size=4, unique=True))
+    for flag in FLAGS[cmd]:
+        if flag in chosen:
+            if flag in CHOICES:
+                value = draw(st.sampled_from(CHOICES[flag] + MALFORMED[:6]))
+            elif flag in ("--out", "--from", "--cache-dir"):
+                value = draw(st.sampled_from(PATHS))
+            else:
+                value = draw(VALUES)
+            argv += [flag, value]
+        elif flag in SMALL:
+            argv += [flag, SMALL[flag]]
+    if cmd == "train":
+        argv += ["--steps", str(draw(st.integers(1, 5))), "--batch", str(draw(st.integers(1, 8))),
+                 "--no-progress"]
+    if cmd in ("kappa", "train", "optimum") and draw(st.booleans()):
+        argv.append("--json")
+    return argv
+
+
+@FUZZ
+@given(argv=command_lines())
+def test_command_line(argv):
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "notjson.json").write_text("{ not json")
+        argv = [a.replace("{tmp}", tmp) for a in argv]
+        if argv[0] == "train" and "--cache-dir" not in argv:
+            argv += ["--cache-dir", str(Path(tmp) / "cache")]
+        if argv[0] == "report" and "--out" not in argv:
+            argv += ["--out", str(Path(tmp) / "report")]
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(argv)
+    assert rc in (0, 1, 2), (argv, rc, err.getvalue())
+    assert "Traceback" not in err.getvalue(), (argv, err.getvalue())
+    if rc == 0 and "--json" in argv and "--help" not in argv and argv[0] != "report":
+        for line in out.getvalue().splitlines():
+            _strict(line)
+
+
+def test_the_fuzzers_own_strict_parser_rejects_nan():
+    with pytest.raises(ValueError):
+        _strict('{"x": NaN}')
+    assert _strict('{"x": null}') == {"x": None} and not math.isnan(_strict("1.5"))
