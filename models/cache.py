@@ -14,7 +14,11 @@ per-key lock file.  Entries of older code stay on disk until removed
 (``ldsicl cache list`` shows them as stale, ``ldsicl cache clear --stale-only`` removes them).
 
 ``cache_dir`` defaults to the environment variable ``LDSICL_CACHE_DIR`` when set, else
-``<repository root>/.cache/ldsicl`` (``.cache/`` is git-ignored).
+``<repository root>/.cache/ldsicl`` in a checkout (``.cache/`` is git-ignored), else the
+user cache directory ``$XDG_CACHE_HOME/ldsicl`` (``~/.cache/ldsicl``) for an installed
+package.  A directory that cannot be written (read-only, say) does not stop a run: it
+trains without storing, with one warning.  A process that waits for another one's lock
+on the same key says so after :data:`LOCK_NOTICE_SECONDS`.
 
 Concurrency: :func:`train_cached` takes a ``filelock.FileLock`` per key around
 "load, else train and store", so concurrent pytest-xdist workers (or any processes)
@@ -42,7 +46,7 @@ import re
 import time
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from theory.validation import check_real, check_type
 
@@ -60,18 +64,34 @@ __all__ = ["default_cache_dir", "resolve_cache_dir", "cache_key", "cache_path", 
            "ENV_VAR", "CACHE_FORMAT"]
 
 ENV_VAR = "LDSICL_CACHE_DIR"
+#: seconds to wait for another process's lock on a key before saying so.
+LOCK_NOTICE_SECONDS = 2.0
 #: Version of the entry layout and of :func:`cache_key`; bump when either changes.
 CACHE_FORMAT = "ldsicl-cache-2"
 _log = logging.getLogger("models.cache")
 _REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def _in_checkout() -> bool:
+    """Whether this module runs from a checkout of the project (an editable install or the
+    source tree), not from site-packages: the checkout's pyproject.toml names the project."""
+    try:
+        return 'name = "ldsicl"' in (_REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def default_cache_dir() -> Path:
-    """``$LDSICL_CACHE_DIR`` if set (and non-empty), else ``<repo root>/.cache/ldsicl``."""
+    """``$LDSICL_CACHE_DIR`` if set (and non-empty); else ``<repo root>/.cache/ldsicl`` in a
+    checkout (editable install); else, for an installed package, the user cache directory
+    ``$XDG_CACHE_HOME/ldsicl`` (``~/.cache/ldsicl``) -- never inside site-packages."""
     env = os.environ.get(ENV_VAR, "").strip()
     if env:
         return Path(env).expanduser()
-    return _REPO_ROOT / ".cache" / "ldsicl"
+    if _in_checkout():
+        return _REPO_ROOT / ".cache" / "ldsicl"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "ldsicl"
 
 
 def resolve_cache_dir(cache_dir=None) -> Path:
@@ -193,8 +213,20 @@ def train_cached(config: TrainConfig, *, cache_dir=None, device="auto", progress
     hit, why = _read(path, config, fp, stale_before, warn=True)
     if hit is not None:
         return hit
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path.with_suffix(".lock"))):
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(path.with_suffix(".lock")))
+        try:
+            lock.acquire(timeout=LOCK_NOTICE_SECONDS)
+        except Timeout:
+            _log.warning("waiting for another process that is training %s (lock %s)",
+                         config, path.with_suffix(".lock"))
+            lock.acquire()
+    except OSError as exc:                          # a read-only or foreign cache directory
+        _log.warning("cannot use the weight cache at %s (%s); training without storing",
+                     path.parent, exc)
+        return train(config, device=device, progress=progress, max_memory=max_memory)
+    try:
         # warned once already if the entry was distrusted; a fresh entry from another process is fine
         hit, _ = _read(path, config, fp, stale_before, warn=why is None)
         if hit is not None:
@@ -210,6 +242,8 @@ def train_cached(config: TrainConfig, *, cache_dir=None, device="auto", progress
             store(result, cache_dir, fingerprint=fp)
         except OSError as exc:  # e.g. a directory in the entry's place, a read-only folder
             _log.warning("cannot store trained weights at %s (%s); returning them uncached", path, exc)
+    finally:
+        lock.release()
     return result
 
 

@@ -297,3 +297,49 @@ def test_a_directory_in_place_of_the_entry_trains_without_caching(tmp_path, call
         res = _train(cfg, tmp_path)
     assert len(calls) == 1 and res.config == cfg
     assert "cannot read" in caplog.text and "cannot store" in caplog.text
+
+
+def test_an_unwritable_cache_directory_trains_without_storing(tmp_path, calls, caplog):
+    """/proc refuses new folders even to root: one warning, the run is trained and returned."""
+    cfg = TrainConfig(seed=10, **TINY)
+    with caplog.at_level(logging.WARNING, logger="models.cache"):
+        res = _train(cfg, Path("/proc/ldsicl-no-such-cache"))
+    assert len(calls) == 1 and res.config == cfg
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "training without storing" in warnings[0].getMessage()
+
+
+def test_waiting_for_another_process_is_said(tmp_path, calls, caplog, monkeypatch):
+    """Another process holds the key's lock: the waiting run says so, then goes on once it
+    is released (and loads what the other process stored, here: nothing, so it trains)."""
+    import subprocess
+    import sys
+    cfg = TrainConfig(seed=11, **TINY)
+    lock = cache_mod.cache_path(cfg, tmp_path, device="cpu").with_suffix(".lock")
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, time; from filelock import FileLock; l = FileLock(sys.argv[1]); "
+                               "l.acquire(); print('held', flush=True); time.sleep(1.5)", str(lock)],
+                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(cache_mod, "LOCK_NOTICE_SECONDS", 0.2)
+        with caplog.at_level(logging.WARNING, logger="models.cache"):
+            _train(cfg, tmp_path)
+    finally:
+        from _procs import _kill_group
+        _kill_group(holder)                  # the holder and anything it started
+        holder.wait(timeout=10)
+        holder.stdout.close()
+    assert "waiting for another process" in caplog.text and len(calls) == 1
+
+
+def test_default_cache_dir_of_an_installed_package_is_the_user_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv(cache_mod.ENV_VAR, raising=False)
+    assert cache_mod._in_checkout() and cache_mod.default_cache_dir() == REPO / ".cache" / "ldsicl"
+    monkeypatch.setattr(cache_mod, "_in_checkout", lambda: False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_mod.default_cache_dir() == tmp_path / "xdg" / "ldsicl"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache_mod.default_cache_dir() == Path.home() / ".cache" / "ldsicl"
+    monkeypatch.setenv(cache_mod.ENV_VAR, str(tmp_path / "env"))
+    assert cache_mod.default_cache_dir() == tmp_path / "env"

@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -23,10 +21,10 @@ KAPPA_ARGS = ["kappa", "--setting", "a", "--T", "30", "--d", "5", "--sigma-w", "
 
 
 def _run(*args, timeout=120):
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "models.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    """``python -m models.cli ARGS`` in a process group killed if it runs over ``timeout``."""
+    from _procs import clean_env, run_bounded
+    return run_bounded([sys.executable, "-m", "models.cli", *args], timeout=timeout, cwd=REPO,
+                       env=clean_env(REPO, OMP_NUM_THREADS="1"))
 
 
 def _check_kappa_json(text):
@@ -54,7 +52,7 @@ def test_kappa_json_subprocess():
 def test_kappa_text_output_and_exact_decimals(capsys):
     assert main(["kappa"]) == 0  # defaults are the paper's
     out = capsys.readouterr().out
-    m = re.search(r"kappa = (\S+)\s+\(method exact-rational\)", out)
+    m = re.search(r"kappa = (\S+)\s+\(method exact-rational; auto: exact rational", out)
     assert m and float(m.group(1)) == pytest.approx(REFERENCE_KAPPA, rel=1e-12)
     assert re.search(r"^exact = \d+/\d+$", out, re.M)
     # "0.1" and "1/10" are the same exact number
@@ -72,7 +70,7 @@ def test_kappa_non_decimal_rational_is_exact(capsys):
 
 def test_kappa_monte_carlo_reports_stderr(capsys):
     assert main(["kappa", "--setting", "b", "--T", "8", "--d", "2", "--mc-systems", "2000",
-                 "--json"]) == 0
+                 "--method", "mc-moments", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["exact"] is None and out["stderr"] > 0 and out["method"].startswith("mc")
     assert np.isfinite(out["kappa"])
@@ -168,8 +166,13 @@ def test_train_text_output_and_cache(tmp_path, capsys):
     assert "loaded from cache" in second.err
     rec = json.loads(second.out)
     assert rec["config"]["lr"] == 0.02
-    coef = re.search(r"AR\(1\) coefficient .* = (\S+)", first.out).group(1)
+    coef = re.search(r"AR\(1\) coefficient b_2 W\[1,1\] \+ b_1 W\[2,1\] = (\S+);", first.out).group(1)
     assert float(coef) == pytest.approx(TrainResult.from_dict(rec).ar1_coefficient(), rel=1e-12)
+    # kappa and the relative error beside the coefficient (setting a: exact rational)
+    k = re.search(r"kappa \(eq\. 15\) = (\S+) \(exact-rational\); relative error (\S+) %", first.out)
+    assert float(k.group(1)) == pytest.approx(REFERENCE_KAPPA, rel=1e-12)
+    assert float(k.group(2)) == pytest.approx(100 * (float(coef) / REFERENCE_KAPPA - 1), rel=5e-3)  # 3 digits
+    assert rec["kappa"]["kappa"] == pytest.approx(REFERENCE_KAPPA, rel=1e-12)
 
 
 def test_train_subprocess_json(tmp_path):
@@ -289,3 +292,33 @@ def test_optimum_text_and_setting_d(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^L\* = \S+ \+- \S+\s+\(moments: mc-trajectories-antithetic\)", out, re.M)
     assert "best point in class b-even" in out and "W_QK[:, :s] =" in out
+
+
+def test_a_closed_pipe_ends_quietly():
+    """``ldsicl ... | head -c 1``: no BrokenPipeError traceback, exit status 0."""
+    from _procs import clean_env, run_bounded
+    proc = run_bounded(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m models.cli --help | head -c 1"],
+                       timeout=60, cwd=REPO, env=clean_env(REPO))
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and proc.stderr == ""
+
+
+def test_train_out_is_checked_before_training(tmp_path, capsys):
+    for bad, why in (("/proc/x.json", "cannot write"), (str(tmp_path), "directory"),
+                     (str(tmp_path / "no" / "x.json"), "does not exist")):
+        assert main(["train", "--steps", "2", "--batch", "4", "--no-cache", "--out", bad]) == 2
+        err = capsys.readouterr().err
+        assert "argument --out" in err and why in err and "Traceback" not in err
+
+
+def test_a_non_utf8_cache_entry_is_retrained_not_reported_as_a_bad_argument(tmp_path, capsys):
+    from models.cache import cache_path
+    cfg = TrainConfig("a", steps=3, batch=4, seed=1)
+    path = cache_path(cfg, tmp_path, device="cpu")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\xff\xfe\x00 not utf-8")
+    args = ["train", "--steps", "3", "--batch", "4", "--seed", "1", "--device", "cpu",
+            "--cache-dir", str(tmp_path), "--json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["config"]["steps"] == 3 and "argument" not in captured.err
+    assert main(args) == 0 and "loaded from cache" in capsys.readouterr().err
