@@ -3,8 +3,12 @@ r"""Compare two claims reports (claims.json): do two runs of the claims agree?
 Usage::
 
     python -m claims.compare BEFORE.json AFTER.json [--rtol 1e-14]
-        [--ignore-keys generated,test] [--ignore-profile-keys mc_systems,settings_trained]
-        [--key claim,setting,metric,function] [--verbose]
+        [--ignore-keys generated,test,environment] [--ignore-profile-keys mc_systems,settings_trained]
+        [--key claim,setting,metric,function] [--verbose] [--verdicts]
+
+``--verdicts`` compares only what the reports conclude (each matched record's kind,
+verdict, expectation and test outcome, and the unmatched records); ``.ci/run`` uses it
+to compare a fresh quick run with the published ``docs/results/quick.json``.
 
 Records are matched by a key that survives a renamed parametrization id or a moved test
 file: by default the claim, the setting, the metric and the test's *function* name (the
@@ -15,7 +19,8 @@ a partner are reported and make the comparison fail.
 
 Two matched records must agree on every key except those of ``--ignore-keys`` (at any
 depth: in the report, in a record, in its ``details``; default: the timestamp
-``generated`` and the node id ``test``):
+``generated``, the node id ``test`` and the report's ``environment``, which holds the
+wall time):
 
 - floats (measured values, details): bit-identical, or within ``--rtol`` relative,
   ``|a - b| <= rtol * max(|a|, |b|)`` (default 1e-14);
@@ -51,9 +56,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 __all__ = ["DEFAULT_IGNORE_KEYS", "DEFAULT_IGNORE_PROFILE_KEYS", "DEFAULT_KEY", "Comparison",
-           "compare_reports", "load_report", "main"]
+           "compare_reports", "compare_verdicts", "load_report", "main"]
 
-DEFAULT_IGNORE_KEYS = ("generated", "test")
+DEFAULT_IGNORE_KEYS = ("generated", "test", "environment")
 DEFAULT_IGNORE_PROFILE_KEYS = ("mc_systems", "settings_trained")
 DEFAULT_KEY = ("claim", "setting", "metric", "function")
 DEFAULT_RTOL = 1e-14
@@ -214,6 +219,28 @@ def compare_reports(before: Mapping, after: Mapping, *, rtol: float = DEFAULT_RT
     return res
 
 
+#: what a verdict comparison looks at in each matched record.
+VERDICT_FIELDS = ("kind", "verdict", "expect", "outcome")
+
+
+def compare_verdicts(before: Mapping, after: Mapping, *, key: Sequence[str] = DEFAULT_KEY) -> list[str]:
+    """What two reports conclude differently: one line per matched record whose verdict,
+    expectation, kind or test outcome differs, and per record without a partner.  Numbers
+    are not compared (``--verdicts``: a change in what the suite concludes, not in a digit)."""
+    check_report(before, "BEFORE")
+    check_report(after, "AFTER")
+    kb, ka = _keyed(before["records"], key), _keyed(after["records"], key)
+    out = [f"only in BEFORE: {_name(k)}" for k in kb if k not in ka]
+    out += [f"only in AFTER:  {_name(k)}" for k in ka if k not in kb]
+    for k in kb:
+        if k in ka:
+            diff = [f"{f} {kb[k].get(f)!r} -> {ka[k].get(f)!r}" for f in VERDICT_FIELDS
+                    if kb[k].get(f) != ka[k].get(f)]
+            if diff:
+                out.append(f"DIFFERS: {_name(k)}: " + "; ".join(diff))
+    return out
+
+
 def _name(k: tuple) -> str:
     return " / ".join("-" if v is None else str(v) for v in k)
 
@@ -282,6 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="comma-separated record fields that match records ('function' = "
                         f"test function name; default: {','.join(DEFAULT_KEY)})")
     p.add_argument("-v", "--verbose", action="store_true", help="list every record")
+    p.add_argument("--verdicts", action="store_true",
+                   help="compare only what the reports conclude: each matched record's kind, "
+                        "verdict, expectation and outcome, and the unmatched records")
     args = p.parse_args(argv)
     if not (args.rtol >= 0 and math.isfinite(args.rtol)):
         print(f"claims.compare: --rtol must be a finite number >= 0, got {args.rtol}",
@@ -295,6 +325,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BadInput as exc:
         print(f"claims.compare: {exc}", file=sys.stderr)
         return 2
+    if args.verdicts:
+        lines = compare_verdicts(before, after, key=args.key)
+        print("\n".join([f"records: {len(before['records'])} before, {len(after['records'])} after"]
+                        + lines + ["RESULT: " + ("SAME VERDICTS" if not lines else
+                                                 f"VERDICTS DIFFER ({len(lines)})")]))
+        return 0 if not lines else 1
     res = compare_reports(before, after, rtol=args.rtol, ignore_keys=args.ignore_keys,
                           ignore_profile_keys=args.ignore_profile_keys, key=args.key)
     print("\n".join(format_comparison(res, args.verbose)))

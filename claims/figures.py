@@ -2,9 +2,13 @@
 
 Every figure is drawn from data in the records (``claims.json``), never from a rerun, so
 a report can be redrawn from a published ``claims.json``.  :func:`render_figures` is called
-by the report writer (claims/report.py), the one writer of ``claims.md``, which links
-the figures it returns.  Figures so far:
+by the report renderer (claims/report.py, ``render_report``), the one writer of
+``claims.md`` and ``index.html``, which link the figures it returns.  Figures:
 
+- ``kappa.png``: exact kappa (eq. 15) against T in settings a, b, c, with the trained
+  AR(1) coefficients at T = 30 (per seed, mean and 95 % interval);
+- ``seeds-<claim>.png``: the per-seed values of every check with a seed interval, in
+  units of its tolerance, with the interval and the verdict;
 - ``banding-<setting>.png``: for s = 2, 3, 4, heatmaps of b = W_V[s, :] and W_QK[:, :s]
   of the population optimum beside those of trained seed 0 (canonical gauge, largest
   |b_r| = 1), the entries the nearer class keeps outlined (like the paper's Fig. 1);
@@ -55,16 +59,14 @@ def _banding_data(records):
     return out
 
 
-def _outline(ax, mask):
-    """Outline the kept cells of a boolean mask (rows x cols) on an imshow axis."""
+def _outline(ax, mask, inset=0.1):
+    """Outline the kept cells of a boolean mask (rows x cols) on an imshow axis, each inside
+    its own cell (inset), so that a checkerboard does not outline every cell."""
+    from matplotlib.patches import Rectangle
     for (i, j), keep in np.ndenumerate(mask):
         if keep:
-            ax.add_patch(_rect((j - 0.5, i - 0.5)))
-
-
-def _rect(xy):
-    from matplotlib.patches import Rectangle
-    return Rectangle(xy, 1, 1, fill=False, edgecolor="black", linewidth=2.5)
+            ax.add_patch(Rectangle((j - 0.5 + inset, i - 0.5 + inset), 1 - 2 * inset, 1 - 2 * inset,
+                                   fill=False, edgecolor="black", linewidth=1.8))
 
 
 def _banding_figure(plt, setting, per_s, path):
@@ -106,7 +108,7 @@ def _banding_figure(plt, setting, per_s, path):
 
 def _cosine_data(records):
     out = {}
-    for r in _records(records, "pcg-alignment", "test_ar4_alignment"):
+    for r in _records(records, "pcg-alignment", "test_ar4_cosines_reported"):
         d = r.get("details", {})
         if "per_seed" in d and "optimum" in d and isinstance(d["per_seed"], list) \
                 and d["per_seed"] and isinstance(d["per_seed"][0], dict) and "cos_1" in d["per_seed"][0]:
@@ -140,6 +142,77 @@ def _cosine_figure(plt, setting, d, path):
     plt.close(fig)
 
 
+def _kappa_data(records):
+    """(kappa curve details, {setting: (kappa, coefficients per seed, interval of the mean)})."""
+    curve = next((r["details"] for r in _records(records, "ar1-optimum", "test_kappa_versus_T")
+                  if "kappa" in r.get("details", {})), None)
+    trained = {}
+    for r in _records(records, "ar1-optimum", "test_trained_layer_reaches_kappa"):
+        d = r.get("details", {})
+        if "coefficient_per_seed" in d and r.get("interval"):
+            k = d["kappa"]
+            trained[str(r["setting"])] = (k, d["coefficient_per_seed"],
+                                          (k * (1 + r["interval"][0]), k * (1 + r["interval"][1])))
+    return curve, trained
+
+
+def _kappa_figure(plt, curve, trained, path):
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    colors = {"a": "C0", "b": "C1", "c": "C2", "d": "C3"}
+    if curve:
+        for st, vals in curve["kappa"].items():
+            ax.plot(curve["T"], vals, "-o", ms=3, color=colors.get(st), label=f"kappa, setting {st} "
+                    f"({curve.get('methods', {}).get(st, '')})")
+    for i, (st, (k, per, (lo, hi))) in enumerate(sorted(trained.items())):
+        x = 30 + 0.6 * (i - 1.5)
+        ax.plot([x] * len(per), per, "x", color=colors.get(st), ms=5)
+        ax.errorbar([x], [float(np.mean(per))], yerr=[[float(np.mean(per)) - lo], [hi - float(np.mean(per))]],
+                    fmt="s", ms=4, color=colors.get(st), capsize=3,
+                    label=f"trained, setting {st}: seeds (x), mean and 95 % interval")
+    ax.set_xlabel("T (sequence length)")
+    ax.set_ylabel("kappa (eq. 15) / learned b2 W11 + b1 W21")
+    ax.set_title("Theorem 4.1: exact kappa against T, trained AR(1) coefficients at T = 30", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _seed_rows(records):
+    """{claim: [record, ...]} of the checks with per-seed values."""
+    out: dict = {}
+    for r in records:
+        if r.get("values") and r.get("tolerance") not in (None, 0) and r.get("comparator") in ("<=", "<", "abs<="):
+            out.setdefault(r["claim"], []).append(r)
+    return out
+
+
+def _seed_figure(plt, claim, rows, path):
+    """Per-seed values of every trained check of a claim, in units of its tolerance."""
+    lim = 4.0
+    fig, ax = plt.subplots(figsize=(9, 0.32 * len(rows) + 1.4))
+    for i, r in enumerate(rows):
+        tol = float(r["tolerance"])
+        v = np.clip(np.asarray(r["values"], dtype=float) / tol, -lim, lim)
+        lo, hi = (np.clip(x / tol, -lim, lim) for x in r["interval"])
+        color = {"holds": "C2", "fails": "C3", "inconclusive": "C1"}.get(r["verdict"], "C7")
+        ax.plot([lo, hi], [i, i], "-", color=color, lw=2.5, alpha=0.6)
+        ax.plot(v, [i] * len(v), "o", ms=3, color="black")
+        ax.plot([np.clip(r["measured"] / tol, -lim, lim)], [i], "|", ms=10, color=color)
+    ax.axvspan(-1 if any(r["comparator"] == "abs<=" for r in rows) else -lim, 1, color="0.9", zorder=0)
+    ax.axvline(1, color="0.4", lw=0.8)
+    ax.set_yticks(range(len(rows)), [f"{r.get('setting')}: {r['metric'][:58]}" + (" [control]" if r.get("expect") == "fails" else "")
+                                     for r in rows], fontsize=6)
+    ax.set_xlim(-lim, lim)
+    ax.invert_yaxis()
+    ax.set_xlabel("value / tolerance (shaded: within the tolerance; clipped at +-4); dots: seeds, "
+                  "bar: 95 % interval, colour: verdict", fontsize=7)
+    ax.set_title(f"{claim}: per-seed values of the trained checks against their tolerance", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Path]]:
     """Draw every figure the records support into ``directory``; returns (title, path) pairs.
 
@@ -154,8 +227,18 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
     made = []
     banding = _banding_data(records)
     cosines = _cosine_data(records)
-    if banding or cosines:
+    curve, trained = _kappa_data(records)
+    seeds = _seed_rows(records)
+    if banding or cosines or curve or trained or seeds:
         directory.mkdir(parents=True, exist_ok=True)
+    if curve or trained:
+        path = directory / "kappa.png"
+        _kappa_figure(plt, curve, trained, path)
+        made.append(("Theorem 4.1: exact kappa against T with the trained AR(1) coefficients", path))
+    for claim, rows in sorted(seeds.items()):
+        path = directory / f"seeds-{claim}.png"
+        _seed_figure(plt, claim, rows, path)
+        made.append((f"{claim}: per-seed trained values against each tolerance", path))
     for setting, per_s in sorted(banding.items()):
         path = directory / f"banding-{setting}.png"
         _banding_figure(plt, setting, per_s, path)

@@ -64,7 +64,7 @@ from claims.collect import RecordCollector, mark_strict_xpass
 from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
 from claims import runopts
 from claims.records import ClaimRecorder
-from claims.report import render_terminal, write_reports
+from claims.report import environment, render_terminal, write_reports
 
 _PLUGIN_NAME = "claims-harness"
 _PLUGIN_KEY = pytest.StashKey["ClaimsPlugin"]()
@@ -113,6 +113,7 @@ class ClaimsPlugin:
             random_draws=bool(config.getoption("claims_random")),
             retrain_before=retrain_before)
         self.profile = dataclasses.replace(self.profile, run=self.run_options)
+        self.started = time.time()
         self.collector = RecordCollector()
         self.call_passed: dict[str, bool] = {}
         self.records: list[dict] = []
@@ -161,7 +162,8 @@ class ClaimsPlugin:
         try:
             self.written = write_reports(self.records, self.report_dir(),
                                          self.profile.as_dict(),
-                                         run=self.run_options.as_dict())
+                                         run=self.run_options.as_dict(),
+                                         environment=environment(time.time() - self.started))
         except OSError as exc:
             self.write_error = f"could not write the claims report: {exc}"
 

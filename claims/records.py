@@ -62,10 +62,10 @@ Reported rows
 Record keys (all values plain built-ins, so records survive pytest-xdist)::
 
     claim, paper_ref, setting, metric, kind, measured, interval, interval_kind, n_seeds,
-    tolerance, comparator, tolerance_source, verdict, holds_at, decide, expect, details,
-    note, test (node id), order (index within the test), profile (name), outcome
-    (passed/failed/error/xfailed/xpassed/skipped, filled in from the test report, see
-    claims.collect), xfail_reason
+    values (per-seed values of a t95-seeds interval, else None), tolerance, comparator,
+    tolerance_source, verdict, holds_at, decide, expect, details, note, test (node id),
+    order (index within the test), profile (name), outcome (passed/failed/error/xfailed/
+    xpassed/skipped, filled in from the test report, see claims.collect), xfail_reason
 
 Records travel as ``("claim_record", dict)`` pairs in ``item.user_properties``.  numpy /
 torch scalars and arrays are converted to floats / lists (:func:`to_builtin`).
@@ -238,14 +238,16 @@ def make_record(*, claim: str, paper_ref: str, metric: str, measured, tolerance=
                 setting=None, details: Mapping | None = None, expect: str | None = None,
                 note: str | None = None, interval=None, interval_kind: str | None = None,
                 n_seeds: int | None = None, kind: str = "check",
-                decide: str | None = None) -> dict:
+                decide: str | None = None, values=None) -> dict:
     """Validate the inputs and return a record dict with its verdict (see module doc).
 
     Checks (``kind="check"``) need ``tolerance``, ``comparator`` and ``tolerance_source``;
     ``expect`` defaults to ``"holds"``.  ``note`` is a short free-text remark shown in
     the reports (e.g. which optimal family a trained run reached).  ``decide`` overrides
     the automatic text saying what would decide an inconclusive check
-    (:func:`claims.stats.decide_text`).
+    (:func:`claims.stats.decide_text`).  ``values``: the per-seed values behind a
+    ``t95-seeds`` interval (:func:`claims.stats.seed_fields` fills it in), which the
+    report's figures plot against the tolerance.
 
     ``test``, ``order``, ``profile``, ``outcome`` and ``xfail_reason`` are ``None`` here;
     :class:`ClaimRecorder` and the plugin fill them in.
@@ -307,6 +309,11 @@ def make_record(*, claim: str, paper_ref: str, metric: str, measured, tolerance=
         verdict = stats.interval_verdict(iv[0], iv[1], comparator, t)
     else:
         verdict = "holds" if compare(m, comparator, t) else "fails"
+    if values is not None:
+        values = to_builtin(values, _path="values")
+        if (not isinstance(values, list) or interval_kind != "t95-seeds" or len(values) != n_seeds
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values)):
+            raise ValueError("values must be the n_seeds numbers behind a 't95-seeds' interval")
     rec = {
         "claim": claim, "paper_ref": paper_ref.strip(), "setting": setting,
         "metric": metric.strip(), "kind": kind, "measured": m, "interval": iv,
@@ -314,7 +321,7 @@ def make_record(*, claim: str, paper_ref: str, metric: str, measured, tolerance=
         "comparator": comparator, "tolerance_source": tolerance_source, "verdict": verdict,
         "holds_at": None if kind == "reported" else stats.holds_at(m, comparator, iv),
         "decide": None, "expect": expect, "details": details, "note": note, "test": None,
-        "order": None, "profile": None, "outcome": None, "xfail_reason": None,
+        "order": None, "profile": None, "outcome": None, "xfail_reason": None, "values": values,
     }
     if verdict == "inconclusive":
         rec["decide"] = decide or stats.decide_text(rec)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from html import escape as html_escape
 import math
 import os
 from pathlib import Path
@@ -32,7 +33,8 @@ from claims.stats import LEVEL
 from models.files import atomic_write_text
 
 __all__ = ["summarize", "summary_lines", "interval_lines", "inconclusive_lines",
-           "render_terminal", "render_markdown", "report_payload", "write_reports"]
+           "render_terminal", "render_markdown", "report_payload", "write_reports", "render_report",
+           "environment"]
 
 
 # --------------------------------------------------------------------------- summaries
@@ -215,7 +217,8 @@ def _md(s: str) -> str:
 
 def render_markdown(records: list[Mapping], profile: Mapping | None = None,
                     generated: str | None = None, summary: Mapping | None = None,
-                    run: Mapping | None = None, figures: Iterable = ()) -> str:
+                    run: Mapping | None = None, figures: Iterable = (),
+                    environment: Mapping | None = None) -> str:
     """A Markdown report: totals, intervals, inconclusive checks, the figures (``(title,
     relative path)`` pairs), then one section (summary line + table) per claim."""
     summary = summary or summarize(records)
@@ -227,6 +230,8 @@ def render_markdown(records: list[Mapping], profile: Mapping | None = None,
         out.append("- run: " + ", ".join(f"{k} = {v}" for k, v in run.items()))
     if generated:
         out.append(f"- generated: {generated}")
+    if environment:
+        out.append("- environment: " + ", ".join(f"{k} {v}" for k, v in environment.items() if v is not None))
     out += [f"- summary: {lines_by_claim['total']}",
             f"- {interval_lines(summary)[0]}", ""]
     inc = inconclusive_lines(records)
@@ -272,17 +277,42 @@ def _json_safe(obj):
     return obj
 
 
+def environment(wall_seconds: float | None = None) -> dict:
+    """Where and with what a run ran: Python, platform, cores, the versions of the numeric
+    packages, the torch device (CUDA when available, as ``--device auto`` would pick it),
+    and the run's wall time."""
+    import platform
+
+    env = {"python": platform.python_version(), "platform": platform.platform(),
+           "machine": platform.machine(), "cpu_count": os.cpu_count()}
+    for name in ("torch", "numpy", "scipy", "sympy", "mpmath", "hypothesis", "matplotlib"):
+        try:
+            env[name] = __import__(name).__version__
+        except (ImportError, AttributeError):
+            env[name] = None
+    try:
+        import torch
+        env["device"] = (f"cuda ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available()
+                         else "cpu")
+    except ImportError:  # pragma: no cover - torch is a dependency
+        env["device"] = None
+    env["wall_seconds"] = None if wall_seconds is None else round(float(wall_seconds), 1)
+    return env
+
+
 def report_payload(records: list[Mapping], profile: Mapping | None,
-                   generated: str | None = None, run: Mapping | None = None) -> dict:
-    """The object written to ``claims.json`` (schema 2: intervals, inconclusive checks,
-    run options)."""
+                   generated: str | None = None, run: Mapping | None = None,
+                   environment: Mapping | None = None) -> dict:
+    """The object written to ``claims.json`` (schema 3: intervals, inconclusive checks, run
+    options, the environment, per-seed values)."""
     summary = summarize(records)
     lines = summary_lines(summary)
     return {
-        "schema": 2,
+        "schema": 3,
         "generated": generated or _now(),
         "profile": dict(profile) if profile else None,
         "run": dict(run) if run else None,
+        "environment": dict(environment) if environment else None,
         "summary": {"total": summary["total"],
                     "claims": {k: dict(v, line=lines[k]) for k, v in summary["claims"].items()},
                     "line": lines["total"],
@@ -307,28 +337,44 @@ def _now() -> str:
 
 def write_reports(records: list[Mapping], directory: str | os.PathLike,
                   profile: Mapping | None = None, generated: str | None = None,
-                  run: Mapping | None = None) -> tuple[Path, Path]:
-    """Write ``claims.json``, the figures (``figures/``, claims/figures.py) and ``claims.md``
-    (which links them) into ``directory``; returns the paths of the two report files.
-
-    The figures are drawn from the records alone; if drawing fails (no matplotlib, say)
-    the reports are still written and ``claims.md`` says why there are no figures.
-    """
+                  run: Mapping | None = None, environment: Mapping | None = None) -> tuple[Path, Path]:
+    """Write ``claims.json`` into ``directory`` and render it there (:func:`render_report`:
+    figures, ``claims.md``, ``index.html``); returns the paths of claims.json and claims.md."""
     records = sort_records(records)
-    generated = generated or _now()
-    payload = report_payload(records, profile, generated, run)
+    payload = report_payload(records, profile, generated or _now(), run, environment)
     directory = Path(directory)
     j = atomic_write_text(directory / "claims.json",
                           json.dumps(_json_safe(payload), indent=2, allow_nan=False) + "\n")
+    return j, render_report(payload, directory)["md"]
+
+
+def render_report(payload: Mapping, directory: str | os.PathLike) -> dict:
+    """Render a report payload (what ``claims.json`` holds) into ``directory``: the figures
+    (``figures/``, claims/figures.py), ``claims.md`` and ``index.html`` (claims/html.py),
+    both linking the figures.  The one renderer: the plugin calls it after a run through
+    :func:`write_reports`, ``ldsicl report`` on a finished ``claims.json``.
+
+    The figures are drawn from the records alone; if drawing fails (no matplotlib, say)
+    the pages are still written and say why there are no figures.  Returns the paths
+    ``{"md", "html", "figures"}``.
+    """
+    from claims.html import render_html
+
+    directory = Path(directory)
+    records = list(payload.get("records", []))
     try:
         from claims.figures import render_figures
-        figures = [(title, p.relative_to(directory)) for title, p in
-                   render_figures(records, directory / "figures")]
+        drawn = render_figures(records, directory / "figures")
+        figures = [(title, p.relative_to(directory)) for title, p in drawn]
         missing = None
     except (ImportError, OSError, ValueError, RuntimeError) as exc:
-        figures, missing = [], f"{type(exc).__name__}: {exc}"
-    md = render_markdown(records, profile, generated, run=run, figures=figures)
+        drawn, figures, missing = [], [], f"{type(exc).__name__}: {exc}"
+    md = render_markdown(records, payload.get("profile"), payload.get("generated"),
+                         run=payload.get("run"), figures=figures, environment=payload.get("environment"))
+    page = render_html(payload, figures)
     if missing:
         md += f"\nNo figures: {missing}\n"
+        page = page.replace("</body>", f"<p>No figures: {html_escape(missing)}</p></body>")
     m = atomic_write_text(directory / "claims.md", md)
-    return j, m
+    h = atomic_write_text(directory / "index.html", page)
+    return {"md": m, "html": h, "figures": [p for _, p in drawn]}

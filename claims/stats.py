@@ -80,12 +80,12 @@ def seed_fields(values: Iterable[float]) -> dict:
     """The record fields of a check over seeds: ``claim.record(..., **seed_fields(v))``.
 
     ``measured`` = mean of the per-seed values, ``interval`` = its t interval,
-    ``interval_kind = "t95-seeds"``, ``n_seeds`` = len(values).
+    ``interval_kind = "t95-seeds"``, ``n_seeds`` = len(values), ``values`` = the values.
     """
     v = [float(x) for x in values]
     mean, lo, hi = t_interval(v)
     return {"measured": mean, "interval": (lo, hi), "interval_kind": "t95-seeds",
-            "n_seeds": len(v)}
+            "n_seeds": len(v), "values": v}
 
 
 def mc_fields(estimate: float, stderr: float) -> dict:

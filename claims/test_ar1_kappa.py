@@ -173,3 +173,30 @@ def test_exact_kappa_equals_quadrature_at_the_defaults(claim):
         comparator="<=", tolerance_source="project",
         details={"kappa": exact["kappa"], "exact": exact["exact"], "kappa_quadrature": quad},
     ).check()
+
+
+#: horizons of the kappa-versus-T table (the report's figure; T = 30 is the paper's).
+KAPPA_T = (4, 6, 8, 10, 15, 20, 25, 30, 35, 40)
+
+
+def test_kappa_versus_T(claim):
+    """Reported (the paper states kappa only as a formula): eq. 15's kappa against the
+    horizon T at the other defaults -- exact rational in setting a, quadrature of eq. 15's
+    forms in b and c -- the data of the report's kappa figure, beside the trained AR(1)
+    coefficients at T = 30."""
+    table = {}
+    for setting in ("a", "b", "c"):
+        vals = []
+        for T in KAPPA_T:
+            fam = LDSFamily(setting, T=T)
+            if setting == "a":
+                vals.append(float(kappa_exact_a(T, fam.d, "1/100", "1/100")))
+            else:
+                num, den = kappa_moments_quadrature(fam)
+                vals.append((T - 2) * num / den)
+        table[setting] = vals
+    claim.record(
+        claim=CLAIM, paper_ref=REF + " (kappa against T)", setting="a, b, c",
+        metric="kappa at T = 30 (setting a); the curve over T in the details", measured=table["a"][KAPPA_T.index(30)],
+        kind="reported", details={"T": list(KAPPA_T), "kappa": table,
+                                  "methods": {"a": "exact-rational", "b": "quadrature", "c": "quadrature"}})

@@ -249,8 +249,11 @@ def _paper_fields(fields, setting):
     with a note giving the cosine itself."""
     ref, tol = PAPER_COS[setting]
     lo, hi = fields["interval"]
-    return {**fields, "measured": fields["measured"] - ref, "interval": (lo - ref, hi - ref),
-            "note": f"cos_1 = {fields['measured']:.3f} [{lo:.3f}, {hi:.3f}]; paper {ref:g} +- {tol:g}"}
+    out = {**fields, "measured": fields["measured"] - ref, "interval": (lo - ref, hi - ref),
+           "note": f"cos_1 = {fields['measured']:.3f} [{lo:.3f}, {hi:.3f}]; paper {ref:g} +- {tol:g}"}
+    if fields.get("values") is not None:
+        out["values"] = [v - ref for v in fields["values"]]
+    return out
 
 
 def _cos_details(cos, profile):

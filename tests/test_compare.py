@@ -204,3 +204,20 @@ def test_module_runs_as_a_script(tmp_path):
     proc = run_bounded([sys.executable, "-m", "claims.compare", b, a], env=clean_env(REPO),
                        timeout=120)
     assert proc.returncode == 0 and "RESULT: MATCH" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_verdict_comparison_ignores_numbers_but_not_conclusions(tmp_path):
+    from claims.compare import compare_verdicts
+    a = {"records": [dict(claim="c", setting="a", metric="m", test="t.py::f[a]", measured=0.1,
+                          verdict="holds", expect="holds", kind="check", outcome="passed")]}
+    b = {"records": [dict(a["records"][0], measured=0.2)]}
+    assert compare_verdicts(a, b) == []
+    c = {"records": [dict(a["records"][0], verdict="inconclusive")]}
+    assert compare_verdicts(a, c) == ["DIFFERS: c / a / m / f: verdict 'holds' -> 'inconclusive'"]
+    d = {"records": a["records"] + [dict(a["records"][0], setting="b")]}
+    assert compare_verdicts(a, d) == ["only in AFTER:  c / b / m / f"]
+    pa, pc = tmp_path / "a.json", tmp_path / "c.json"
+    pa.write_text(json.dumps(a))
+    pc.write_text(json.dumps(c))
+    assert main([str(pa), str(pa), "--verdicts"]) == 0
+    assert main([str(pa), str(pc), "--verdicts"]) == 1

@@ -38,7 +38,7 @@ def _records():
                          {"seed0_b": b, "seed0_W_QK": W}))
     hist = {"mean": 0.5, "hist": [1] * 20}
     cos = {"cos_1": hist, "cos_2": hist, "cos_3": hist}
-    recs.append(_rec("test_ar4_alignment[b]", "b, s=4", {"per_seed": [cos, cos], "optimum": cos},
+    recs.append(_rec("test_ar4_cosines_reported[b]", "b, s=4", {"per_seed": [cos, cos], "optimum": cos},
                      claim="pcg-alignment"))
     return recs
 

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 RECORD_KEYS = {"claim", "paper_ref", "setting", "metric", "kind", "measured", "interval",
                "interval_kind", "n_seeds", "tolerance", "comparator", "tolerance_source",
                "verdict", "holds_at", "decide", "expect", "details", "test", "profile",
-               "outcome", "xfail_reason", "note", "order"}
+               "outcome", "xfail_reason", "note", "order", "values"}
 P = {"tolerance_source": "project"}
 
 
@@ -282,7 +282,7 @@ def test_summary_counts_inconclusive_and_intervals():
     inc = report.inconclusive_lines(recs)
     assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
     payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})
-    assert payload["schema"] == 2 and len(payload["summary"]["inconclusive"]) == 3
+    assert payload["schema"] == 3 and len(payload["summary"]["inconclusive"]) == 3
     assert payload["run"] == {"hypothesis_draws": "derandomized"}
     assert report.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
 
@@ -390,7 +390,7 @@ def test_write_reports_atomic_and_strict_json(tmp_path):
     assert [r["claim"] for r in data["records"]] == ["a", "b"]
     assert data["records"][0]["measured"] == "Infinity" and data["records"][1]["measured"] == "NaN"
     assert "m\\|n" in m.read_text()
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["claims.json", "claims.md"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["claims.json", "claims.md", "index.html"]
 
 
 def test_summary_line_wording():
@@ -642,7 +642,7 @@ def test_plugin_options(project):
     out = result.stdout.str()
     assert "claims profile: paper" in out
     _check_report_dir = project.path / "out" / "claims"
-    assert sorted(p.name for p in _check_report_dir.iterdir()) == ["claims.json", "claims.md"]
+    assert sorted(p.name for p in _check_report_dir.iterdir()) == ["claims.json", "claims.md", "figures", "index.html"]
     assert not (project.path / "reports").exists()
     data = _load(_check_report_dir / "claims.json")
     assert data["profile"]["name"] == "paper"
