@@ -25,7 +25,7 @@ from theory.validation import (check_choice, check_finite_array, check_nonneg_re
 
 from .runtime import resolve_device
 
-__all__ = ["build_tokens", "LinearSelfAttention", "DTYPES", "MAX_WINDOW"]
+__all__ = ["build_tokens", "LinearSelfAttention", "StackedAttention", "DTYPES", "MAX_WINDOW"]
 
 #: the floating dtypes a layer holds its weights in.
 DTYPES = (torch.float32, torch.float64)
@@ -127,3 +127,53 @@ class LinearSelfAttention(nn.Module):
     def weights(self) -> tuple[np.ndarray, np.ndarray]:
         """(W_V, W_QK) as float64 numpy arrays."""
         return (self.W_V.detach().cpu().double().numpy(), self.W_QK.detach().cpu().double().numpy())
+
+
+class StackedAttention(nn.Module):
+    """``layers`` linear attention layers of window ``s`` on one residual stream::
+
+        Y_0 = tokens,   Y_(k+1) = T_(theta_k)(Y_k) = Y_k + (1/n) W_V^k Y_k M Y_k^T W_QK^k Y_k,
+        y_hat_T = [Y_L]_(s+1, n+1)
+
+    -- the same tokens and the paper's parametrisation in every layer (docs/math.md
+    section 7).  With one layer it is :class:`LinearSelfAttention` itself: the same module
+    and the same initial weights from the same generator.
+    """
+
+    def __init__(self, s: int, layers: int, *, init: str = "normal", init_scale: float = 0.01,
+                 dtype: torch.dtype = torch.float32, device=None, generator: torch.Generator | None = None):
+        super().__init__()
+        layers = check_positive_int("layers", layers)
+        self.s = check_positive_int("s", s)
+        self.blocks = nn.ModuleList([LinearSelfAttention(s, init=init, init_scale=init_scale, dtype=dtype,
+                                                         device=device, generator=generator)
+                                     for _ in range(layers)])
+
+    @classmethod
+    def from_weights(cls, W_V, W_QK, *, dtype: torch.dtype = torch.float64, device=None):
+        """A stack holding per-layer weights of shape (L, s+1, s+1) (numpy or torch)."""
+        W_V, W_QK = _as_matrix("W_V", W_V, dtype), _as_matrix("W_QK", W_QK, dtype)
+        if W_V.ndim != 3 or W_V.shape != W_QK.shape:
+            raise ValueError(f"W_V and W_QK must both be (L, s+1, s+1), got {tuple(W_V.shape)} and "
+                             f"{tuple(W_QK.shape)}")
+        stack = cls(W_V.shape[1] - 1, W_V.shape[0], init="zeros", dtype=dtype, device=device)
+        for block, V, Q in zip(stack.blocks, W_V, W_QK):
+            fresh = LinearSelfAttention.from_weights(V, Q, dtype=dtype, device=device)
+            block.load_state_dict(fresh.state_dict())
+        return stack
+
+    def forward(self, Y0: torch.Tensor):
+        Y = Y0
+        for block in self.blocks:
+            Y = block(Y)[0]
+        n = Y.shape[2] - 1
+        return Y, Y[:, self.s, n]
+
+    def predict(self, y: torch.Tensor) -> torch.Tensor:
+        """y_hat_T for observations y (B, T), through every layer."""
+        return self.forward(build_tokens(y, self.s))[1]
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """(W_V, W_QK) as float64 numpy arrays of shape (L, s+1, s+1)."""
+        ws = [b.weights() for b in self.blocks]
+        return np.stack([w[0] for w in ws]), np.stack([w[1] for w in ws])

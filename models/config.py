@@ -44,13 +44,15 @@ import torch
 from theory.systems import SETTINGS, LDSFamily
 from theory.validation import check_choice, check_int, check_real, check_type, check_window
 
-__all__ = ["TrainConfig", "lr_schedule", "stream_seed", "KEY_FORMAT", "DTYPES"]
+__all__ = ["TrainConfig", "lr_schedule", "stream_seed", "KEY_FORMAT", "DTYPES", "MAX_LAYERS"]
 
 #: Version of the training algorithm + key layout; bump when results would change.
 KEY_FORMAT = "ldsicl-train-1"
 #: ``TrainConfig.dtype`` -> the torch dtype the run trains in.
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _FORWARDS = ("effective", "model")
+#: the deepest stack of attention layers a configuration accepts.
+MAX_LAYERS = 8
 _INITS = ("normal", "zeros")
 _MASK64 = (1 << 64) - 1
 
@@ -90,8 +92,12 @@ class TrainConfig:
     """Everything that determines a training run (and nothing else: not the device).
 
     Data (as :class:`theory.systems.LDSFamily`): ``setting`` in a, b, c, d, asym; ``d``,
-    ``T``, ``sigma_w``, ``sigma_v``, ``sigma_0``, ``cond_max`` (setting d only).
-    Model: window ``s`` (need T > s + 1), ``init`` ("normal"/"zeros"), ``init_scale``.
+    ``T``, ``sigma_w``, ``sigma_v``, ``sigma_0``, ``cond_max`` (setting d only), ``radius``
+    (the eigenvalues' range, 1 in the paper).
+    Model: window ``s`` (need T > s + 1), ``layers`` (a stack of that many attention
+    layers on one residual stream, models/attention.py ``StackedAttention``; its effective
+    form is models/features.py ``stack_effective_loss``), ``init`` ("normal"/"zeros"),
+    ``init_scale``.
     Protocol: ``steps``, ``batch`` (fresh systems per step), AdamW with ``lr`` (peak),
     ``betas``, ``eps``, ``weight_decay``; ``grad_clip`` (max global gradient norm, None =
     off); ``warmup_steps`` (linear warm-up; None = 5 % of steps, rounded); cosine
@@ -113,6 +119,8 @@ class TrainConfig:
     sigma_v: float = _FAMILY_DEFAULTS["sigma_v"]
     sigma_0: float = _FAMILY_DEFAULTS["sigma_0"]
     cond_max: float = _FAMILY_DEFAULTS["cond_max"]
+    radius: float = _FAMILY_DEFAULTS["radius"]
+    layers: int = 1
     steps: int = 8000
     batch: int = 3000
     lr: float = 1e-3
@@ -138,6 +146,9 @@ class TrainConfig:
         for name in ("sigma_w", "sigma_v", "sigma_0"):
             put(name, check_real(name, getattr(self, name), minimum=0.0))
         put("cond_max", check_real("cond_max", self.cond_max, minimum=1.0))
+        put("layers", check_int("layers", self.layers, 1))
+        if self.layers > MAX_LAYERS:
+            raise ValueError(f"layers must be <= {MAX_LAYERS}, got {self.layers}")
         put("steps", check_int("steps", self.steps, 1))
         put("batch", check_int("batch", self.batch, 1))
         put("lr", check_real("lr", self.lr, minimum=0.0, strict_min=True))
@@ -164,7 +175,7 @@ class TrainConfig:
         put("seed", seed)
         check_choice("dtype", self.dtype, tuple(DTYPES))
         check_choice("forward", self.forward, _FORWARDS)
-        self.family()  # the data parameters are validated again by the theory's own class
+        self.family()  # the data parameters (radius included) are validated by the theory's own class
 
     # -- derived ------------------------------------------------------------------------
     @property
@@ -182,7 +193,8 @@ class TrainConfig:
     def family(self) -> LDSFamily:
         """The data distribution, as the theory defines it."""
         return LDSFamily(self.setting, d=self.d, T=self.T, sigma_w=self.sigma_w,
-                         sigma_v=self.sigma_v, sigma_0=self.sigma_0, cond_max=self.cond_max)
+                         sigma_v=self.sigma_v, sigma_0=self.sigma_0, cond_max=self.cond_max,
+                         radius=self.radius)
 
     def replace(self, **changes) -> "TrainConfig":
         """A copy with some fields changed (validated again)."""

@@ -30,7 +30,7 @@ import torch
 
 from theory.validation import check_positive_int, check_type, check_window
 
-__all__ = ["effective_features", "effective_loss"]
+__all__ = ["effective_features", "effective_loss", "stack_features", "stack_effective_loss"]
 
 _MASKS: dict = {}
 _MASKS_LOCK = threading.Lock()
@@ -92,4 +92,41 @@ def effective_loss(W_V: torch.Tensor, W_QK: torch.Tensor, F: torch.Tensor, targe
     """1/2 mean (y_hat - y_T)^2 with y_hat = beta(W_V, W_QK) . F (differentiable)."""
     s = W_V.shape[0] - 1
     r = _beta(W_V, W_QK, s) @ F - target
+    return torch.dot(r, r) * (0.5 / r.shape[0])
+
+
+def stack_features(y_tm: torch.Tensor, s: int):
+    r"""The context moments of a batch for the effective form of a *stack* of layers:
+    ``(C, zq, target)`` with C (B, s+1, s+1) = (1/n) sum_t z_t z_t^T, zq (B, s+1) = the query
+    token (last entry 0) and target = y_T (B,).
+
+    A layer updates every token by the same matrix, Y -> (I + G) Y with G = W_V C W_QK
+    (the query column is neither key nor value), so the next layer's context moments are
+    (I + G) C (I + G)^T and its query (I + G) z_q: a stack of L layers is L steps of this
+    (s+1) x (s+1) recursion per sequence, whatever T (:func:`stack_effective_loss`).
+    Worked example (y = 1..6, s = 1): C = [[7.5, 10], [10, 13.5]] and zq = (5, 0).
+    """
+    check_type("y_tm", y_tm, torch.Tensor, "a (T, B) torch.Tensor")
+    if y_tm.ndim != 2:
+        raise ValueError(f"y_tm must be a (T, B) torch.Tensor, got shape {tuple(y_tm.shape)}")
+    s = check_positive_int("s", s)
+    T, B = y_tm.shape
+    check_window(s, T)
+    M, index = _lag_tables(s, T, y_tm.device, y_tm.dtype)
+    P = torch.cat([y_tm[:T - k] * y_tm[k:] for k in range(s + 1)], dim=0)
+    C = (M @ P).index_select(0, index).T.reshape(B, s + 1, s + 1)
+    zq = torch.cat([y_tm[T - s - 1:T - 1], y_tm.new_zeros(1, B)], dim=0).T
+    return C, zq.contiguous(), y_tm[T - 1]
+
+
+def stack_effective_loss(W_Vs, W_QKs, C: torch.Tensor, zq: torch.Tensor, target: torch.Tensor):
+    """1/2 mean (y_hat - y_T)^2 of a stack, by the recursion of :func:`stack_features`:
+    for each layer G = W_V C W_QK, C <- (I + G) C (I + G)^T, q <- (I + G) q; y_hat = q[s]."""
+    q = zq[:, :, None]
+    eye = torch.eye(C.shape[-1], dtype=C.dtype, device=C.device)
+    for W_V, W_QK in zip(W_Vs, W_QKs):
+        step = eye + W_V @ C @ W_QK
+        C = step @ C @ step.transpose(1, 2)
+        q = step @ q
+    r = q[:, -1, 0] - target
     return torch.dot(r, r) * (0.5 / r.shape[0])

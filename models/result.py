@@ -13,7 +13,7 @@ import torch
 
 from theory.validation import check_type
 
-from .attention import LinearSelfAttention
+from .attention import LinearSelfAttention, StackedAttention
 from .config import KEY_FORMAT, TrainConfig
 
 __all__ = ["TrainResult"]
@@ -29,7 +29,8 @@ def _json_float(x):
 class TrainResult:
     """Outcome of :func:`models.trainer.train`.
 
-    ``W_V``, ``W_QK``: learned (s+1) x (s+1) weights (float64 numpy).
+    ``W_V``, ``W_QK``: learned (s+1) x (s+1) weights (float64 numpy); (L, s+1, s+1), one
+    pair a layer, for a stack of L = ``config.layers`` > 1 layers.
     ``loss_history``: mean training loss over consecutive windows of ``history_every``
     steps (each step on its own fresh batch).  ``final_loss``: mean training loss over the
     last ``final_window`` steps (fresh batches; an estimate of the final population
@@ -52,14 +53,16 @@ class TrainResult:
     device: str
     torch_version: str = field(default_factory=lambda: torch.__version__)
 
-    def model(self, dtype: torch.dtype = torch.float64, device=None) -> LinearSelfAttention:
-        """A LinearSelfAttention holding the learned weights."""
-        return LinearSelfAttention.from_weights(self.W_V, self.W_QK, dtype=dtype, device=device)
+    def model(self, dtype: torch.dtype = torch.float64, device=None):
+        """A LinearSelfAttention (a StackedAttention for layers > 1) holding the learned weights."""
+        cls = LinearSelfAttention if self.config.layers == 1 else StackedAttention
+        return cls.from_weights(self.W_V, self.W_QK, dtype=dtype, device=device)
 
     def ar1_coefficient(self) -> float:
         """For s = 1: b_2 W[1,1] + b_1 W[2,1] (1-based), which Theorem 4.1 says is kappa."""
-        if self.config.s != 1:
-            raise ValueError(f"ar1_coefficient needs s = 1, got s = {self.config.s}")
+        if self.config.s != 1 or self.config.layers != 1:
+            raise ValueError(f"ar1_coefficient needs s = 1 and one layer, got s = {self.config.s}, "
+                             f"layers = {self.config.layers}")
         return float(self.W_V[1, 1] * self.W_QK[0, 0] + self.W_V[1, 0] * self.W_QK[1, 0])
 
     def to_dict(self) -> dict:
@@ -90,10 +93,11 @@ class TrainResult:
         try:
             config = TrainConfig.from_dict(data["config"])
             k = config.s + 1
+            shape = (k, k) if config.layers == 1 else (config.layers, k, k)
             W_V = np.asarray(data["W_V"], dtype=np.float64)
             W_QK = np.asarray(data["W_QK"], dtype=np.float64)
-            if W_V.shape != (k, k) or W_QK.shape != (k, k):
-                raise ValueError(f"W_V and W_QK must have shape {(k, k)}")
+            if W_V.shape != shape or W_QK.shape != shape:
+                raise ValueError(f"W_V and W_QK must have shape {shape}")
             if not (np.isfinite(W_V).all() and np.isfinite(W_QK).all()):
                 raise ValueError("W_V and W_QK must be finite")
             return cls(

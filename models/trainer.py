@@ -64,9 +64,9 @@ import torch
 
 from theory.validation import check_real, check_type
 
-from .attention import LinearSelfAttention, build_tokens
+from .attention import LinearSelfAttention, StackedAttention, build_tokens
 from .config import DTYPES, KEY_FORMAT, TrainConfig, lr_schedule, stream_seed
-from .features import effective_features, effective_loss
+from .features import effective_features, effective_loss, stack_effective_loss, stack_features
 from .result import TrainResult
 from .runtime import resolve_device, torch_threads
 from .sampler import TorchLDSSampler
@@ -138,6 +138,8 @@ class _Batches:
         with torch.no_grad():
             y_tm = self.sampler.finish(drawn)
             if self.want_features:
+                if self.config.layers > 1:
+                    return stack_features(y_tm, self.config.s)
                 return effective_features(y_tm, self.config.s)
             return y_tm
 
@@ -168,7 +170,7 @@ def data_scale(config: TrainConfig) -> tuple[float, str]:
 
     With |lambda_i| <= 1 and c = 1, Var(c^T x_t) <= q d (sigma_0^2 + t max(omega) sigma_w^2),
     q = cond_max^2 for setting d (its eigenbasis P can amplify by cond(P)^2) and 1
-    otherwise, and Var(y_t) adds sigma_v^2.  The features are cubic in y and the loss is
+    otherwise (times radius^(2T) when the radius exceeds 1), and Var(y_t) adds sigma_v^2.  The features are cubic in y and the loss is
     of degree 6.
 
     >>> scale, name = data_scale(TrainConfig("a"))
@@ -177,8 +179,9 @@ def data_scale(config: TrainConfig) -> tuple[float, str]:
     """
     fam = config.family()
     q = config.cond_max ** 2 if config.setting == "d" else 1.0
-    parts = {"sigma_0": q * fam.d * fam.sigma_0 ** 2,
-             "sigma_w": q * fam.d * fam.T * float(np.max(fam.noise_weights)) * fam.sigma_w ** 2,
+    grow = max(1.0, fam.radius) ** (2 * fam.T)          # |lambda| <= radius
+    parts = {"sigma_0": q * fam.d * fam.sigma_0 ** 2 * grow,
+             "sigma_w": q * fam.d * fam.T * float(np.max(fam.noise_weights)) * fam.sigma_w ** 2 * grow,
              "sigma_v": fam.sigma_v ** 2}
     return math.sqrt(sum(parts.values())), max(parts, key=parts.get)
 
@@ -192,11 +195,11 @@ MEMORY_FRACTION = 0.5
 
 def memory_estimate(config: TrainConfig) -> int:
     """Bytes a run holds at its peak: the prefetched random inputs and features of
-    ``_PREFETCH`` + 1 steps, one step's trajectories and features with their gradients,
-    and the held-out batch in float64."""
+    ``_PREFETCH`` + 1 steps, one step's trajectories and features (or, through the forward
+    pass, the tokens of every layer) with their gradients, and the held-out batch in float64."""
     fam = config.family()
     item = 4 if config.dtype == "float32" else 8
-    f = (config.s + 1) ** 2 * config.s
+    f = max((config.s + 1) ** 2 * config.s, 2 * config.layers * (config.s + 1) * (fam.T + 1))
     per = (fam.T + 1) * fam.d + fam.T + fam.d * fam.d + 2 * fam.d
     step = config.batch * (per + 2 * (f + fam.T)) * item
     held = config.batch * (per + f + (config.s + 1) * (fam.T + 1)) * 8
@@ -273,9 +276,13 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
     n_shards = len(batches.sizes)
 
     init_gen = torch.Generator().manual_seed(stream_seed(config.seed, _STREAM_INIT))
-    model = LinearSelfAttention(s, init=config.init, init_scale=config.init_scale, dtype=dtype,
-                                generator=init_gen).to(dev)
-    params = [model.W_V, model.W_QK]
+    if config.layers == 1:
+        model = LinearSelfAttention(s, init=config.init, init_scale=config.init_scale, dtype=dtype,
+                                    generator=init_gen).to(dev)
+    else:                                   # forward == "model" (TrainConfig checks it)
+        model = StackedAttention(s, config.layers, init=config.init, init_scale=config.init_scale,
+                                 dtype=dtype, generator=init_gen).to(dev)
+    params = list(model.parameters())
     opt_kw = {}
     if dev.type in ("cpu", "cuda"):
         opt_kw["fused"] = True
@@ -324,7 +331,9 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
                 pending.append(submit(step))
         for step in range(config.steps):
             data = step_data(step)
-            if effective:
+            if effective and config.layers > 1:
+                loss = stack_effective_loss([b.W_V for b in model.blocks], [b.W_QK for b in model.blocks], *data)
+            elif effective:
                 F, target = data
                 loss = effective_loss(model.W_V, model.W_QK, F, target)
             else:
@@ -387,14 +396,18 @@ def _eval_loss(config, family, dev, W_V, W_QK) -> float:
     sampler = TorchLDSSampler(family, device=dev, dtype=torch.float64)
     batches = _Batches(config, sampler, _STREAM_EVAL, config.batch, False)
     y_tm = batches.join([batches.shard(0, j) for j in range(len(batches.sizes))])
-    model = LinearSelfAttention.from_weights(W_V, W_QK, dtype=torch.float64, device=dev)
+    cls = LinearSelfAttention if config.layers == 1 else StackedAttention
+    model = cls.from_weights(W_V, W_QK, dtype=torch.float64, device=dev)
     with torch.no_grad():
         y = y_tm.T.contiguous()
         y_hat = model(build_tokens(y, config.s))[1]
-        full = 0.5 * (y_hat - y[:, -1]).square().mean()
-        F, target = effective_features(y_tm, config.s)
-        eff = effective_loss(model.W_V, model.W_QK, F, target)
-    full, eff = float(full), float(eff)
+        full = float(0.5 * (y_hat - y[:, -1]).square().mean())
+        if config.layers > 1:
+            eff = float(stack_effective_loss([b.W_V for b in model.blocks], [b.W_QK for b in model.blocks],
+                                             *stack_features(y_tm, config.s)))
+        else:
+            F, target = effective_features(y_tm, config.s)
+            eff = float(effective_loss(model.W_V, model.W_QK, F, target))
     if not abs(full - eff) <= 1e-9 * max(1.0, abs(full)):
         raise RuntimeError(f"effective loss {eff!r} != forward-pass loss {full!r}")
     return full

@@ -119,7 +119,7 @@ def test_key_is_stable_normalised_and_sensitive_to_every_field():
     changes = dict(setting="b", s=2, d=4, T=31, sigma_w=0.2, sigma_v=0.05, sigma_0=0.5,
                    cond_max=5.0, steps=7999, batch=2999, lr=2e-3, lr_min=1e-4, warmup_steps=100,
                    weight_decay=1e-4, betas=(0.8, 0.999), eps=1e-7, grad_clip=None, init="zeros",
-                   init_scale=0.1, seed=1, dtype="float64", forward="model")
+                   init_scale=0.1, seed=1, dtype="float64", forward="model", radius=0.9, layers=2)
     from dataclasses import fields
     assert set(changes) == {f.name for f in fields(TrainConfig)}
     keys = {base.key()}
@@ -634,3 +634,62 @@ def test_layer_refuses_non_float_dtypes_and_non_finite_input():
     Y0[0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match="^Y0 must be finite"):
         layer(Y0)
+
+
+# ----------------------------------------------------------------------------- stacks and radius
+def test_stack_of_one_is_the_layer_and_the_stack_effective_form_is_the_forward_pass():
+    from models.attention import StackedAttention
+    from models.features import stack_effective_loss, stack_features
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    one = LinearSelfAttention(2, dtype=torch.float64, generator=g1)
+    stack1 = StackedAttention(2, 1, dtype=torch.float64, generator=g2)
+    y = torch.randn(9, 14, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(one.predict(y), stack1.predict(y))
+    for L in (1, 2, 4):
+        st = StackedAttention(2, L, dtype=torch.float64, init_scale=0.4,
+                              generator=torch.Generator().manual_seed(L))
+        full = 0.5 * (st.predict(y) - y[:, -1]).square().mean()
+        eff = stack_effective_loss([b.W_V for b in st.blocks], [b.W_QK for b in st.blocks],
+                                   *stack_features(y.T.contiguous(), 2))
+        assert float(eff.detach()) == pytest.approx(float(full.detach()), rel=1e-12)
+        g_full = torch.autograd.grad(full, list(st.parameters()))
+        g_eff = torch.autograd.grad(eff, list(st.parameters()))
+        for a, b in zip(g_full, g_eff):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-13)
+    # the stack is not vacuous: its second layer changes the prediction
+    st = StackedAttention(2, 2, dtype=torch.float64, init_scale=0.4, generator=torch.Generator().manual_seed(2))
+    first = LinearSelfAttention.from_weights(st.blocks[0].W_V.detach(), st.blocks[0].W_QK.detach())
+    assert not torch.allclose(st.predict(y), first.predict(y))
+
+
+def test_stacks_train_round_trip_and_are_checked():
+    res = train(TrainConfig("a", s=2, layers=3, T=12, steps=40, batch=64, lr=0.01), device="cpu", progress=False)
+    assert res.W_V.shape == (3, 3, 3) and np.isfinite(res.eval_loss)
+    back = TrainResult.from_dict(res.to_dict())
+    assert np.array_equal(back.W_V, res.W_V) and back.config.layers == 3
+    y = torch.randn(4, 12, dtype=torch.float64)
+    assert torch.equal(back.model().predict(y), res.model().predict(y))
+    with pytest.raises(ValueError, match="^ar1_coefficient needs s = 1 and one layer"):
+        res.ar1_coefficient()
+    with pytest.raises(ValueError, match="^layers must be <="):
+        TrainConfig(layers=9)
+    with pytest.raises(ValueError, match="^layers"):
+        TrainConfig(layers=0)
+    assert TrainConfig(layers=2).key() != TrainConfig(layers=1).key()
+
+
+def test_radius_scales_the_eigenvalues_of_every_sampler():
+    fam = LDSFamily("a", d=3, T=6, radius=0.5)
+    assert fam.eigenvalue_range == (-0.5, 0.5) and LDSFamily("asym", radius=0.9).eigenvalue_range == (0.0, 0.9)
+    lam = fam.sample_systems(np.random.default_rng(0), 4000).lam
+    assert np.abs(lam).max() <= 0.5 and np.abs(lam).max() > 0.49
+    drawn = TorchLDSSampler(fam, dtype=torch.float64).draw(4000, torch.Generator().manual_seed(0))
+    assert float(drawn[1][0].abs().max()) <= 0.5
+    cfg = TrainConfig("a", radius=0.9)
+    assert cfg.family().radius == 0.9 and cfg.key() != TrainConfig("a").key()
+    for bad in (0.0, -1.0, 2.0, float("nan")):
+        with pytest.raises(ValueError, match="^radius"):
+            LDSFamily("a", radius=bad)
+    from theory.population import population_moments
+    with pytest.raises(ValueError, match="^radius must be 1 for the coordinate quadrature"):
+        population_moments(fam, 1)

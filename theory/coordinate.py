@@ -212,8 +212,9 @@ def family_quadrature(form, family):
         raise ValueError(f"family must be an LDSFamily of a setting in {QUADRATURE_SETTINGS}, "
                          f"got {family!r}")
     lo, hi = family.eigenvalue_range          # lambda_i ~ U[lo, hi], the setting's law
-    if hi != 1.0:  # pragma: no cover - every setting draws lambda up to 1 (docs/settings.md)
-        raise ValueError(f"the coordinate quadrature maps [-1, 1] to [lo, 1], got hi={hi}")
+    if hi != 1.0:
+        raise ValueError(f"radius must be 1 for the coordinate quadrature (it maps [-1, 1] to "
+                         f"[lo, 1]), got radius {family.radius}")
     return mixture_quadrature(form, family.T, np.diag(family.process_noise_cov()),
                               family.sigma_0 ** 2, family.sigma_v ** 2 / family.d, lo,
                               setting_weight_moments(family.setting, family.d))

@@ -68,7 +68,7 @@ from .validation import (
 )
 
 __all__ = ["SETTINGS", "LDSFamily", "Systems", "covariance", "get_family", "SYMMETRIC_SETTINGS",
-           "psd_factor", "MAX_SIGMA", "MAX_D"]
+           "psd_factor", "MAX_SIGMA", "MAX_D", "MAX_RADIUS"]
 
 SETTINGS = ("a", "b", "c", "d", "asym")
 #: settings whose law of A is centrally symmetric (A ~ -A): the theory's premise.
@@ -315,6 +315,8 @@ def _band_gather(T: int) -> np.ndarray:
 MAX_SIGMA = 1e20
 #: largest state dimension a family accepts: sampling m systems holds m d^2 numbers.
 MAX_D = 1000
+#: largest eigenvalue radius a family accepts (|lambda|^T stays within float64 for T <= 1e4).
+MAX_RADIUS = 1.5
 
 
 @dataclass(frozen=True)
@@ -328,6 +330,8 @@ class LDSFamily:
     sigma_w, sigma_v, sigma_0 : standard deviations (0 to :data:`MAX_SIGMA`, not all 0);
         Sigma_0 = sigma_0^2 I.
     cond_max : for setting "d", the bound on cond_2(P) used by the rejection sampler.
+    radius : r, the eigenvalues' range is scaled to U[-r, r) (U[0, r) for asym); 1 in the
+        paper's settings, other values for the spectral-shift claim (0 < r <= :data:`MAX_RADIUS`).
     """
 
     setting: str
@@ -337,6 +341,7 @@ class LDSFamily:
     sigma_v: float = 0.1
     sigma_0: float = 1.0
     cond_max: float = 3.0
+    radius: float = 1.0
     description: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -353,6 +358,8 @@ class LDSFamily:
             raise ValueError("sigma_w, sigma_v and sigma_0 must not all be 0 (y would be "
                              "identically 0)")
         object.__setattr__(self, "cond_max", check_real("cond_max", self.cond_max, minimum=1))
+        object.__setattr__(self, "radius", check_real("radius", self.radius, minimum=0.0, maximum=MAX_RADIUS,
+                                                      strict_min=True))
         object.__setattr__(self, "description", _DESCRIPTIONS[self.setting])
 
     @property
@@ -366,8 +373,10 @@ class LDSFamily:
 
     @property
     def eigenvalue_range(self) -> tuple[float, float]:
-        """(lo, hi): the eigenvalues lambda_i of A are iid U[lo, hi) (0 to 1 for asym, else -1 to 1)."""
-        return (0.0, 1.0) if self.setting == "asym" else (-1.0, 1.0)
+        """(lo, hi): the eigenvalues lambda_i of A are iid U[lo, hi): 0 to r for asym, else
+        -r to r, r = :attr:`radius` (1 in every setting of the paper)."""
+        r = self.radius
+        return (0.0, r) if self.setting == "asym" else (-r, r)
 
     @property
     def noise_weights(self) -> np.ndarray:
@@ -420,7 +429,7 @@ class LDSFamily:
     def replace(self, **changes) -> "LDSFamily":
         """A copy with some parameters changed (validated again)."""
         kw = {k: getattr(self, k) for k in ("setting", "d", "T", "sigma_w", "sigma_v",
-                                            "sigma_0", "cond_max")}
+                                            "sigma_0", "cond_max", "radius")}
         kw.update(changes)
         return LDSFamily(**kw)
 
