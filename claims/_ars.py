@@ -76,8 +76,15 @@ def optimum(setting: str, s: int, starts: int):
 
 
 @functools.lru_cache(maxsize=None)
-def heldout(setting: str, m: int) -> np.ndarray:
-    """``m`` held-out sequences (m, T) of a setting at the defaults (named seed)."""
-    _, y = LDSFamily(setting).sample(rng_for("ars-heldout", setting, m), m)
+def heldout_with_systems(setting: str, m: int):
+    """``m`` held-out systems of a setting at the defaults and one sequence each (named seed):
+    (Systems, y (m, T)).  The Kalman claims run the filter, which knows the system, on the
+    very sequences of the PCG checks."""
+    systems, y = LDSFamily(setting).sample(rng_for("ars-heldout", setting, m), m)
     y.setflags(write=False)
-    return y
+    return systems, y
+
+
+def heldout(setting: str, m: int) -> np.ndarray:
+    """The sequences (m, T) of :func:`heldout_with_systems`."""
+    return heldout_with_systems(setting, m)[1]

@@ -46,11 +46,13 @@ def format_interval(interval) -> str:
 
 
 def format_basis(r: Mapping) -> str:
-    """What the interval rests on: ``"t, 3 seeds"``, ``"MC 1.96 SE"``, ``"bootstrap"``, ``"exact"``."""
+    """What the interval rests on: ``"t, 3 seeds"``, ``"MC 1.96 SE"``, ``"bootstrap"``, ``"t, fit"``, ``"exact"``."""
     if r.get("interval_kind") == "t95-seeds":
         return f"t, {r.get('n_seeds')} seeds"
     if r.get("interval_kind") == "mc95":
         return "MC 1.96 SE"
     if r.get("interval_kind") == "bootstrap95":
         return "bootstrap"
+    if r.get("interval_kind") == "t95-fit":
+        return "t, fit"
     return "-" if r.get("kind") == "reported" else "exact"

@@ -13,7 +13,11 @@ by the report renderer (claims/report.py, ``render_report``), the one writer of
   of the population optimum beside those of trained seed 0 (canonical gauge, largest
   |b_r| = 1), the entries the nearer class keeps outlined (like the paper's Fig. 1);
 - ``cosines-<setting>.png``: histograms of cos_1, cos_2, cos_3 over the held-out
-  sequences (docs/math.md section 6.3), trained seeds and the population optimum.
+  sequences (docs/math.md section 6.3), trained seeds and the population optimum;
+- ``kalman-parity.png``: MSE / MSE(Kalman) against s per setting and method;
+- ``spectral-shift.png``: the same against the test systems' spectral radius;
+- ``depth.png``: MSE / var(y_T) against T per depth and baseline, and against depth;
+- ``per-position.png``: the MSE of predicting y_t at every position t (setting a).
 
 A figure whose records are missing (a partial run, say) is skipped.
 """
@@ -213,6 +217,131 @@ def _seed_figure(plt, claim, rows, path):
     plt.close(fig)
 
 
+def _ratio_rows(records, claim):
+    """[(setting, label, value, (lo, hi) or None)] of the ratio-to-Kalman rows of a claim."""
+    out = []
+    for r in records:
+        if r.get("claim") != claim or "/ MSE(Kalman" not in r.get("metric", ""):
+            continue
+        iv = r.get("interval") or (r.get("details") or {}).get("interval")
+        out.append((str(r.get("setting")), r["metric"], float(r["measured"]), tuple(iv) if iv else None))
+    return out
+
+
+def _parity_figure(plt, rows, path):
+    """MSE / MSE(Kalman) against s, per setting and method (kalman-parity)."""
+    settings = sorted({st.split(",")[0] for st, *_ in rows})
+    fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.4), squeeze=False, sharey=True)
+    for ax, st in zip(axes[0], settings):
+        series: dict = {}
+        for where, metric, v, iv in rows:
+            if where.split(",")[0] != st or ", s=" not in where:
+                continue
+            s_ = int(where.split("s=")[1])
+            name = ("trained layer" if "trained layer" in metric else
+                    "least squares AR(s)" if "least squares" in metric else "best AR(s) of the system")
+            series.setdefault(name, []).append((s_, v, iv))
+        for name, pts in sorted(series.items()):
+            pts.sort()
+            xs = [p[0] for p in pts]
+            ys = [p[1] for p in pts]
+            err = np.array([[p[1] - p[2][0], p[2][1] - p[1]] if p[2] else [0, 0] for p in pts]).T
+            ax.errorbar(xs, ys, yerr=np.clip(err, 0, None), fmt="-o", ms=3, capsize=2, label=name)
+        n4 = [v for where, metric, v, _ in rows if where == st and "N4SID" in metric]
+        if n4:
+            ax.axhline(n4[0], color="C3", ls="--", lw=1, label="N4SID (in context)")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_title(f"setting {st}", fontsize=9)
+        ax.set_xlabel("window s")
+    axes[0][0].set_ylabel("MSE / MSE(Kalman filter)")
+    axes[0][-1].legend(fontsize=6)
+    fig.suptitle("Kalman parity: every predictor against the filter, same held-out sequences", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _shift_figure(plt, rows, path):
+    """MSE / MSE(Kalman) against the spectral radius, per method (spectral-shift)."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    series: dict = {}
+    for where, metric, v, iv in rows:
+        r = float(where.split("r=")[1])
+        name = metric.split(") / MSE(Kalman", 1)[0].split("MSE(", 1)[1].rsplit(" seed", 1)[0]
+        series.setdefault(name, []).append((r, v))
+    for name, pts in sorted(series.items()):
+        pts.sort()
+        rs = sorted({p[0] for p in pts})
+        ys = [float(np.mean([p[1] for p in pts if p[0] == r])) for r in rs]
+        ax.plot(rs, ys, "-o", ms=3, label=name + (" (mean over seeds)" if name.startswith("L=") else ""))
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axvline(0.9, color="0.6", ls=":", lw=1)
+    ax.set_yscale("log")                     # a deep stack can blow up out of distribution
+    ax.set_xlabel("spectral radius r of the test systems (trained at 0.9)")
+    ax.set_ylabel("MSE / MSE(Kalman filter)")
+    ax.legend(fontsize=6)
+    ax.set_title("spectral shift: setting a, lambda ~ U[-r, r]", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _depth_figure(plt, records, path):
+    """MSE / var(y_T) against T per depth and baseline, and against depth per T (depth)."""
+    pts: dict = {}
+    for r in _records(records, "depth", "test_depth_trend"):
+        T = int(str(r["setting"]).split("T=")[1])
+        name = r["metric"].split(": ", 1)[1]
+        pts.setdefault(name, []).append((T, float(r["measured"])))
+    if not pts:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for name, p in sorted(pts.items()):
+        p.sort()
+        a1.plot([x[0] for x in p], [x[1] for x in p], "-o", ms=3, label=name)
+    a1.set_xscale("log")
+    a1.set_xlabel("T")
+    a1.set_ylabel("MSE / var(y_T)")
+    a1.legend(fontsize=6)
+    a1.set_title("against T", fontsize=9)
+    Ts = sorted({x[0] for p in pts.values() for x in p})
+    for T in Ts:
+        depth = sorted((int(n.split("L=")[1].split(" ")[0]), v) for n, p in pts.items() if n.startswith("L=")
+                       for t, v in p if t == T)
+        if depth:
+            a2.plot([d for d, _ in depth], [v for _, v in depth], "-o", ms=3, label=f"T = {T}")
+    a2.set_xlabel("depth L")
+    a2.set_xticks([1, 2, 4])
+    a2.legend(fontsize=6)
+    a2.set_title("against depth", fontsize=9)
+    fig.suptitle("depth: stacks of linear attention layers (s = 2, setting a)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
+def _position_figure(plt, records, path):
+    d = next((r["details"] for r in _records(records, "kalman-parity", "test_per_position_mse")
+              if "mse" in r.get("details", {})), None)
+    if d is None:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, v in d["mse"].items():
+        ax.plot(d["t"], v, "-", label=name)
+    ax.set_xlabel("position t (predicting y_t from y_1..y_(t-1))")
+    ax.set_ylabel("MSE")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    ax.set_title(f"per-position MSE, setting a ({d.get('sequences')} held-out sequences)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Path]]:
     """Draw every figure the records support into ``directory``; returns (title, path) pairs.
 
@@ -229,7 +358,9 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
     cosines = _cosine_data(records)
     curve, trained = _kappa_data(records)
     seeds = _seed_rows(records)
-    if banding or cosines or curve or trained or seeds:
+    parity = _ratio_rows(records, "kalman-parity")
+    shift = _ratio_rows(records, "spectral-shift")
+    if banding or cosines or curve or trained or seeds or parity or shift:
         directory.mkdir(parents=True, exist_ok=True)
     if curve or trained:
         path = directory / "kappa.png"
@@ -247,4 +378,14 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
         path = directory / f"cosines-{setting}.png"
         _cosine_figure(plt, setting, d, path)
         made.append((f"PCG cosines, AR(4), setting {setting}", path))
+    if parity:
+        _parity_figure(plt, parity, directory / "kalman-parity.png")
+        made.append(("Kalman parity: MSE ratio to the filter against s, per method", directory / "kalman-parity.png"))
+    if shift:
+        _shift_figure(plt, shift, directory / "spectral-shift.png")
+        made.append(("spectral shift: MSE ratio to the filter against the radius", directory / "spectral-shift.png"))
+    if _depth_figure(plt, records, directory / "depth.png"):
+        made.append(("depth: MSE against T and against depth", directory / "depth.png"))
+    if _position_figure(plt, records, directory / "per-position.png"):
+        made.append(("per-position MSE curves, setting a", directory / "per-position.png"))
     return made

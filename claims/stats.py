@@ -254,5 +254,9 @@ def decide_text(record: dict) -> str:
     if dist <= 0:
         return f"{head}: the estimate sits on the boundary"
     factor = (hw / dist) ** 2
+    what = {"bootstrap95": "independent units", "t95-fit": "fitted points"}.get(record.get("interval_kind"))
+    if what:
+        return (f"more {what}: {head}; about {factor:.2g}x the {what} would resolve it (towards "
+                f"{side}) if the interval shrinks as 1/sqrt(their number)")
     return (f"more Monte Carlo samples: {head}; about {factor:.2g}x the samples would "
             f"resolve it (towards {side}) if the standard error shrinks as 1/sqrt(samples)")
