@@ -7,8 +7,9 @@ hypothesis deadline):
   another exception type (TypeError, OverflowError, NotImplementedError, ...);
 - the command line: the exit status is 0, 1 or 2, nothing escapes ``main`` and stderr
   holds no traceback; output asked for as JSON parses as strict JSON (no NaN, no
-  Infinity).  ``train`` runs only with steps <= 5 and batch <= 8 in a temporary cache;
-  ``report`` never with ``--run``.
+  Infinity).  ``train`` runs only with steps <= 5 and batch <= 8; ``train`` and ``cache``
+  only on a temporary cache (``--cache-dir`` and ``LDSICL_CACHE_DIR``: ``cache clear``
+  must never reach the real one); ``report`` never with ``--run``.
 
 The value pools mix malformed text (``nan``, ``inf``, ``-1``, ``1e400``, ``1/0``, 30
 nines, ``""``, ``abc``, ...) with a few small valid values, so that both the refusals and
@@ -176,16 +177,25 @@ def command_lines(draw):
 @FUZZ
 @given(argv=command_lines())
 def test_command_line(argv):
+    import os
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "notjson.json").write_text("{ not json")
         argv = [a.replace("{tmp}", tmp) for a in argv]
-        if argv[0] == "train" and "--cache-dir" not in argv:
-            argv += ["--cache-dir", str(Path(tmp) / "cache")]
+        if argv[0] in ("train", "cache") and "--cache-dir" not in argv:
+            argv += ["--cache-dir", str(Path(tmp) / "cache")]      # never the real cache
         if argv[0] == "report" and "--out" not in argv:
             argv += ["--out", str(Path(tmp) / "report")]
         out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = main(argv)
+        old = os.environ.get("LDSICL_CACHE_DIR")
+        os.environ["LDSICL_CACHE_DIR"] = str(Path(tmp) / "env-cache")
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = main(argv)
+        finally:
+            if old is None:
+                os.environ.pop("LDSICL_CACHE_DIR", None)
+            else:
+                os.environ["LDSICL_CACHE_DIR"] = old
     assert rc in (0, 1, 2), (argv, rc, err.getvalue())
     assert "Traceback" not in err.getvalue(), (argv, err.getvalue())
     if rc == 0 and "--json" in argv and "--help" not in argv and argv[0] != "report":
