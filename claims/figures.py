@@ -223,7 +223,7 @@ def _ratio_rows(records, claim):
     for r in records:
         if r.get("claim") != claim or "/ MSE(Kalman" not in r.get("metric", ""):
             continue
-        iv = r.get("interval") or (r.get("details") or {}).get("interval")
+        iv = r.get("interval")
         out.append((str(r.get("setting")), r["metric"], float(r["measured"]), tuple(iv) if iv else None))
     return out
 

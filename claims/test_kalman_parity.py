@@ -43,7 +43,27 @@ EXACT_REL_TOL = 1e-10  # two float64 routes to the filter's error variance (proj
 N4SID_SEQUENCES = 2000  # per setting in the quick profile (the bound); all in the paper profile
 WINDOWS = (1, 2, 3, 4)
 SETTINGS = ("a", "b", "c", "d")
-KNOWN_PARITY_FAILURES: dict = {}
+# Measured in the quick profile (3 seeds; MSE / MSE_Kalman, seed mean and 95 % Student-t
+# interval): every trained single layer is far from "on par", its whole interval above 1.05.
+# In-context least squares AR(s) (1.09-1.18 for s >= 2) and the best AR(s) predictor of the
+# known system (1.00-1.03) come much closer; at s = 1 the layer (one unnormalised GD step)
+# is also well behind least squares AR(1) (1.36-1.51).
+_MEASURED_QUICK = {
+    ("a", 1): (2.104, 2.095, 2.113), ("a", 2): (1.405, 1.375, 1.434),
+    ("a", 3): (1.378, 1.371, 1.385), ("a", 4): (1.310, 1.293, 1.327),
+    ("b", 1): (2.338, 2.337, 2.339), ("b", 2): (1.523, 1.505, 1.541),
+    ("b", 3): (1.513, 1.496, 1.530), ("b", 4): (1.421, 1.349, 1.493),
+    ("c", 1): (2.084, 2.082, 2.086), ("c", 2): (1.388, 1.386, 1.390),
+    ("c", 3): (1.391, 1.364, 1.418), ("c", 4): (1.316, 1.296, 1.337),
+    ("d", 1): (2.319, 2.306, 2.332), ("d", 2): (1.505, 1.478, 1.531),
+    ("d", 3): (1.510, 1.463, 1.557), ("d", 4): (1.386, 1.379, 1.393),
+}
+KNOWN_PARITY_FAILURES: dict = {
+    key: (f"not on par with the Kalman filter: one trained linear attention layer, setting {key[0]}, "
+          f"s = {key[1]}, has MSE / MSE_Kalman = {m:.3f} [{lo:.3f}, {hi:.3f}] (quick profile, 3 seeds), "
+          f"whole interval above the project's 1.05")
+    for key, (m, lo, hi) in _MEASURED_QUICK.items()
+}
 
 
 def _params():
@@ -150,8 +170,8 @@ def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
     for name, err in (("in-context least squares AR(s)", err_ols), ("best AR(s) predictor of the known system", err_pop)):
         ratio, lo, hi = paired_ratio(err, err_kf, rng)
         claim.record(claim=CLAIM, paper_ref=REF, setting=where,
-                     metric=f"MSE({name}) / MSE(Kalman) (paired bootstrap [{lo:.4g}, {hi:.4g}])",
-                     measured=ratio, kind="reported", details={"interval": [lo, hi]})
+                     metric=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
+                     interval=(lo, hi), interval_kind="bootstrap95")
     claim.check_all()
 
 
@@ -165,8 +185,9 @@ def test_n4sid_and_the_filter(claim, profile, setting):
     err_n4, err_kf_n, failed = _n4sid(setting, profile.heldout_sequences, n)
     ratio, lo, hi = paired_ratio(err_n4, err_kf_n, rng_for(CLAIM, "n4sid", setting))
     claim.record(claim=CLAIM, paper_ref=REF, setting=setting,
-                 metric=f"MSE(N4SID in context) / MSE(Kalman), {n} sequences (paired bootstrap [{lo:.4g}, {hi:.4g}])",
-                 measured=ratio, kind="reported", details={"failed": failed, "sequences": n, "interval": [lo, hi]})
+                 metric=f"MSE(N4SID in context) / MSE(Kalman), {n} sequences", measured=ratio,
+                 kind="reported", interval=(lo, hi), interval_kind="bootstrap95",
+                 details={"failed": failed, "sequences": n})
     z = (err_kf.mean() - var_kf.mean()) / (err_kf.std(ddof=1) / np.sqrt(err_kf.size))
     claim.record(claim=CLAIM, paper_ref=REF_OPT, setting=setting,
                  metric="(MSE of the filter - its predicted variance) / SE on the held-out sequences",

@@ -85,8 +85,8 @@ def test_the_filter_stays_optimal_out_of_distribution(claim, profile):
     rows = _ratios(table, "kalman", False)
     for r, name, ratio, lo, hi in rows:
         claim.record(claim=CLAIM, paper_ref=REF, setting=f"a, r={r:g}",
-                     metric=f"MSE({name}) / MSE(Kalman) [{lo:.4g}, {hi:.4g}] (paired bootstrap)",
-                     measured=ratio, kind="reported", details={"interval": [lo, hi]})
+                     metric=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
+                     interval=(lo, hi), interval_kind="bootstrap95")
     wrong = _ratios(table, "kalman_wrong", True)
     for rows_, expect, what in ((rows, "holds", "the Kalman filter"),
                                 (wrong, "fails", "control: a filter given the training law (A 0.9 / r)")):
