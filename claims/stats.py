@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats as _st
 
 __all__ = ["Z95", "LEVEL", "t_interval", "mc_interval", "seed_fields", "mc_fields",
-           "bootstrap_fields", "widen_for_reference",
+           "bootstrap_fields", "widen_for_reference", "ratio_stderr",
            "interval_verdict", "holds_at", "distance_to_decision", "seeds_to_decide",
            "sd_from_t_interval", "decide_text", "MAX_SEEDS"]
 
@@ -139,6 +139,36 @@ def widen_for_reference(fields: dict, rel_stderr: float) -> dict:
     lo, hi = fields["interval"]
     hw = math.hypot(max(m - lo, hi - m), Z95 * rel_stderr)
     return {**fields, "interval": (m - hw, m + hw)}
+
+
+def ratio_stderr(a, b, paired: bool = True) -> float:
+    """Delta-method standard error of mean(a) / mean(b) over per-unit values (e.g. squared
+    errors on held-out sequences): with R = mean(a) / mean(b),
+
+        paired (a_i, b_i on the same unit):  se = |R| sd(a_i / mean(a) - b_i / mean(b)) / sqrt(n)
+        independent samples:                 se = |R| sqrt(cv(a)^2 / n_a + cv(b)^2 / n_b),
+
+    cv = sd / mean.  It is the held-out sampling error that every seed shares when the
+    seeds are scored on the same sequences; :func:`widen_for_reference` adds it to a seed
+    interval.  a = (1, 2, 3, 4) against b = (1, 1, 1, 1): R = 2.5, a_i / 2.5 - 1 =
+    (-0.6, -0.2, 0.2, 0.6), sd 0.5164, se = 2.5 x 0.5164 / 2:
+
+    >>> round(ratio_stderr([1, 2, 3, 4], [1, 1, 1, 1]), 4), round(ratio_stderr([1, 2, 3, 4], [1, 1], paired=False), 4)
+    (0.6455, 0.6455)
+    """
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"a and b need at least 2 values each, got {a.size} and {b.size}")
+    ma, mb = a.mean(), b.mean()
+    if ma == 0 or mb == 0 or not (np.isfinite(ma) and np.isfinite(mb)):
+        raise ValueError(f"mean(a) and mean(b) must be finite and non-zero, got {ma!r} and {mb!r}")
+    r = abs(ma / mb)
+    if paired:
+        if a.size != b.size:
+            raise ValueError(f"paired a and b need the same length, got {a.size} and {b.size}")
+        return float(r * np.std(a / ma - b / mb, ddof=1) / math.sqrt(a.size))
+    return float(r * math.hypot(np.std(a, ddof=1) / (ma * math.sqrt(a.size)),
+                                np.std(b, ddof=1) / (mb * math.sqrt(b.size))))
 
 
 # --------------------------------------------------------------------------- verdicts

@@ -6,13 +6,13 @@ stacks of depth O(log T) reach the least-squares rate.  With the window fixed (s
 predictor reaches the Kalman filter, so the references are in-context least-squares AR(2)
 (what the deep constructions approximate) and the best AR(2) predictor of each known
 system.  Setting a, stacks of depth L in {1, 2, 4} trained at T in {10, 20, 40, 80}
-(claims/_lds.py: the paper's protocol, batch 1000 in the quick profile, 3000 in the
-paper profile, 3 seeds), each evaluated on 2e4 held-out systems and sequences of its T:
+(claims/_lds.py: the paper's protocol with batch 1000 and 3 seeds, in both profiles), each evaluated on 2e4 held-out systems and sequences of its T:
 
 1. L = 1 does not approach the AR(2) optimum: its excess MSE over the best AR(2)
    predictor of each system at T = 80 is at least half of that at T = 10 (the issue's
    span) and at T = 40 (one doubling, over which an error of order 1/T would halve) --
-   per seed with a Student-t interval, and for the population optimum of one layer
+   per seed with a Student-t interval (widened by the held-out sampling error the seeds
+   share), and for the population optimum of one layer
    (exact quadrature moments, theory.optimum) against the per-system optimum averaged
    over 2e4 systems (bootstrap interval).  Control: in-context least squares, whose
    excess does vanish.  At the population optimum the 10 -> 80 ratio fails (a strict
@@ -39,7 +39,7 @@ import pytest
 
 from claims import _lds
 from claims.seeds import rng_for, seed_for
-from claims.stats import seed_fields
+from claims.stats import ratio_stderr, seed_fields, widen_for_reference
 from theory.ar import ols_ar, predict_ar, query_features
 from theory.kalman import ar_population_predictor
 from theory.optimum import population_optimum
@@ -122,11 +122,16 @@ def test_one_layer_keeps_its_error(claim, profile):
     for lo_T, hi_T in SPANS:
         ratios = [_excess(g[hi_T]["models"][1][i]["err"], g[hi_T]["err_pop"])
                   / _excess(g[lo_T]["models"][1][i]["err"], g[lo_T]["err_pop"]) for i in range(_lds.STACK_SEEDS)]
+        # the seeds share each T's held-out sequences (independent across T): that sampling
+        # error is added in quadrature, from the seed-averaged per-sequence excesses
+        held_se = ratio_stderr(*(np.mean([m["err"] for m in g[T]["models"][1]], axis=0) - g[T]["err_pop"]
+                                 for T in (hi_T, lo_T)), paired=False)
         claim.record(
             claim=CLAIM, paper_ref=REF, setting="a, s=2, L=1 (trained)",
             metric=f"mean_seeds excess MSE over the AR(2) optimum at T = {hi_T} / at T = {lo_T}",
-            **seed_fields(ratios), tolerance=HALF, comparator=">=", tolerance_source="project",
-            details={"per_seed": ratios, "excess_per_T": {T: [_excess(m["err"], g[T]["err_pop"])
+            **widen_for_reference(seed_fields(ratios), held_se), tolerance=HALF, comparator=">=",
+            tolerance_source="project",
+            details={"per_seed": ratios, "heldout_stderr": held_se, "excess_per_T": {T: [_excess(m["err"], g[T]["err_pop"])
                                                               for m in g[T]["models"][1]] for T in g}})
     ls = _excess(g[80]["err_ls"], g[80]["err_pop"]) / _excess(g[10]["err_ls"], g[10]["err_pop"])
     claim.record(

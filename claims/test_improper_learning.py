@@ -52,25 +52,35 @@ def _rate(systems: Systems):
 
 
 def _draws(profile):
-    rows = []
+    """(rows, rejected): one row per draw whose excess leaves at least 3 points in the fit
+    range; ``rejected`` counts the others (they decay past 1e-10 within a few s, or, with
+    rho(L) near 1, stay above 1e-3 up to s = 40) -- the check covers the rows only."""
+    rows, rejected = [], []
 
     @claim_settings(profile)
     @given(setting=st.sampled_from(["a", "b", "c", "d"]), d=st.integers(1, 3), seed=st.integers(0, 2 ** 32 - 1))
     def run(setting, d, seed):
         fam = LDSFamily(setting, d=d, T=T_LONG)
-        rate = _rate(fam.sample_systems(np.random.default_rng(seed), 1))
-        assume(rate is not None)              # decays too fast to leave 3 points above 1e-10
+        systems = fam.sample_systems(np.random.default_rng(seed), 1)
+        rate = _rate(systems)
+        if rate is None:                      # fewer than 3 points inside the fit range
+            rejected.append(float(steady_state(systems).closed_loop_radius[0]))
+        assume(rate is not None)
         slope, two_log_rho, n = rate
         rows.append({"setting": setting, "d": d, "seed": seed, "slope": slope, "two_log_rho": two_log_rho,
                      "points": n, "ratio": slope / two_log_rho, "ratio_doubled": slope / (2 * two_log_rho)})
 
     run()
-    return rows
+    return rows, rejected
 
 
 def test_ar_excess_decays_like_rho_squared(claim, profile):
-    rows = _draws(profile)
-    details = {"draws": rows, "T": T_LONG, "s_max": S_MAX, "fit_range": "1e-10 < excess < 1e-3"}
+    """Fitted slope of log(excess of the best AR(s) over the filter) in s, over 2 log rho(L).
+    The control (a rate of rho^(4s)) is the same slopes over twice the log-rate: it shows
+    the floor and the median test reject a wrong rate, not a second estimate."""
+    rows, rejected = _draws(profile)
+    details = {"draws": rows, "T": T_LONG, "s_max": S_MAX, "fit_range": "1e-10 < excess < 1e-3",
+               "rejected_draws": len(rejected), "rejected_rho": rejected}
     for key, expect, what in (("ratio", "holds", "rho(L)^(2s)"), ("ratio_doubled", "fails", "control: rho(L)^(4s)")):
         r = np.array([x[key] for x in rows])
         claim.record(

@@ -8,7 +8,8 @@ system, so the sequences are drawn with their systems), every predictor's MSE is
 by the Kalman filter's on the same sequences:
 
 - the trained single layers (s = 1 from the AR(1) claims, s = 2, 3, 4 from the AR(s)
-  claims; the ratio per seed, then its seed mean and Student-t interval) -- checked
+  claims; the ratio per seed, then its seed mean and Student-t interval, widened by the
+  held-out sampling error that all seeds share, claims.stats.ratio_stderr) -- checked
   against "on par": a ratio of at most 1.05 (the project's tolerance: 5 % more squared
   error, about 2.5 % in RMSE);
 - in-context least-squares AR(s), the best AR(s) predictor of each known system, N4SID
@@ -29,7 +30,7 @@ from hypothesis import given, strategies as st
 from claims import _ar1, _ars, _lds
 from claims._lds import paired_ratio
 from claims.seeds import claim_settings, rng_for
-from claims.stats import seed_fields
+from claims.stats import ratio_stderr, seed_fields, widen_for_reference
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import ar_population_predictor, kalman_predict, optimal_mse
 from theory.n4sid import n4sid_predict
@@ -44,19 +45,20 @@ N4SID_SEQUENCES = 2000  # per setting in the quick profile (the issue's bound); 
 WINDOWS = (1, 2, 3, 4)
 SETTINGS = ("a", "b", "c", "d")
 # Measured in the quick profile (3 seeds; MSE / MSE_Kalman, seed mean and 95 % Student-t
-# interval): every trained single layer is far from "on par", its whole interval above 1.05.
+# interval widened by the shared held-out error): every trained single layer is far from
+# "on par", its whole interval above 1.05.
 # In-context least squares AR(s) (1.09-1.18 for s >= 2) and the best AR(s) predictor of the
 # known system (1.00-1.03) come much closer; at s = 1 the layer (one unnormalised GD step)
 # is also well behind least squares AR(1) (1.36-1.51).
 _MEASURED_QUICK = {
-    ("a", 1): (2.104, 2.095, 2.113), ("a", 2): (1.405, 1.375, 1.434),
-    ("a", 3): (1.378, 1.371, 1.385), ("a", 4): (1.310, 1.293, 1.327),
-    ("b", 1): (2.338, 2.337, 2.339), ("b", 2): (1.523, 1.505, 1.541),
-    ("b", 3): (1.513, 1.496, 1.530), ("b", 4): (1.421, 1.349, 1.493),
-    ("c", 1): (2.084, 2.082, 2.086), ("c", 2): (1.388, 1.386, 1.390),
-    ("c", 3): (1.391, 1.364, 1.418), ("c", 4): (1.316, 1.296, 1.337),
-    ("d", 1): (2.319, 2.306, 2.332), ("d", 2): (1.505, 1.478, 1.531),
-    ("d", 3): (1.510, 1.463, 1.557), ("d", 4): (1.386, 1.379, 1.393),
+    ("a", 1): (2.104, 2.027, 2.181), ("a", 2): (1.405, 1.365, 1.444),
+    ("a", 3): (1.378, 1.345, 1.410), ("a", 4): (1.310, 1.281, 1.340),
+    ("b", 1): (2.338, 2.223, 2.453), ("b", 2): (1.523, 1.480, 1.565),
+    ("b", 3): (1.513, 1.475, 1.550), ("b", 4): (1.421, 1.342, 1.499),
+    ("c", 1): (2.084, 2.008, 2.160), ("c", 2): (1.388, 1.360, 1.416),
+    ("c", 3): (1.391, 1.354, 1.428), ("c", 4): (1.316, 1.287, 1.346),
+    ("d", 1): (2.319, 2.236, 2.402), ("d", 2): (1.505, 1.462, 1.547),
+    ("d", 3): (1.510, 1.453, 1.567), ("d", 4): (1.386, 1.359, 1.413),
 }
 KNOWN_PARITY_FAILURES: dict = {
     key: (f"not on par with the Kalman filter: one trained linear attention layer, setting {key[0]}, "
@@ -153,15 +155,18 @@ def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
     in-context least squares, the best AR(s) predictor of each known system."""
     systems, y, err_kf, var_kf = _kalman(setting, profile.heldout_sequences)
     where = f"{setting}, s={s}"
-    ratios = [float(_layer_errors(_trained(setting, s, i, profile), y).mean() / err_kf.mean())
-              for i in range(profile.n_seeds)]
-    fields = seed_fields(ratios)
+    errs = [_layer_errors(_trained(setting, s, i, profile), y) for i in range(profile.n_seeds)]
+    ratios = [float(e.mean() / err_kf.mean()) for e in errs]
+    # every seed is scored on the same sequences: their sampling error is not in the seed
+    # spread, so it is added in quadrature (the SE of the seed-averaged errors' ratio)
+    held_se = ratio_stderr(np.mean(errs, axis=0), err_kf)
+    fields = widen_for_reference(seed_fields(ratios), held_se)
     claim.record(
         claim=CLAIM, paper_ref=REF, setting=where,
         metric="mean_seeds MSE(trained layer) / MSE(Kalman filter), same held-out sequences",
         **fields, tolerance=PARITY_TOL, comparator="<=", tolerance_source="project",
-        details={"per_seed": ratios, "mse_kalman": float(err_kf.mean()), "kalman_predicted_variance":
-                 float(var_kf.mean()), "heldout": len(y)},
+        details={"per_seed": ratios, "heldout_stderr": held_se, "mse_kalman": float(err_kf.mean()),
+                 "kalman_predicted_variance": float(var_kf.mean()), "heldout": len(y)},
         note=f"{100 * (fields['measured'] - 1):+.1f} % squared error over the filter")
     rng = rng_for(CLAIM, "bootstrap", setting, s)
     err_ols = (predict_ar(ols_ar(y, s, ridge=1e-8), y, s) - y[:, -1]) ** 2

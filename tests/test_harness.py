@@ -145,6 +145,28 @@ def test_t_interval_against_tables_and_scipy():
     assert stats.mc_fields(1.0, 0.1)["interval_kind"] == "mc95"
 
 
+def test_ratio_stderr_against_the_spread_of_repeated_samples():
+    """The delta-method SE of mean(a) / mean(b) against the sd of the ratio over 4000
+    independent repetitions of the sample (paired and correlated; independent), to 5 %."""
+    rng = np.random.default_rng(seed_for("test", "ratio-stderr"))
+    n, reps = 400, 4000
+    z = rng.standard_normal((reps, n, 2))
+    a = (1.0 + 0.8 * z[..., 0]) ** 2                  # squared errors, correlated with b
+    b = (0.7 + 0.5 * z[..., 0] + 0.4 * z[..., 1]) ** 2
+    spread = np.std(a.mean(1) / b.mean(1), ddof=1)
+    se = np.median([stats.ratio_stderr(a[i], b[i]) for i in range(200)])
+    assert se == pytest.approx(spread, rel=0.05)
+    b2 = rng.exponential(2.0, size=(reps, n // 2))   # an independent sample of another size
+    spread2 = np.std(a.mean(1) / b2.mean(1), ddof=1)
+    se2 = np.median([stats.ratio_stderr(a[i], b2[i], paired=False) for i in range(200)])
+    assert se2 == pytest.approx(spread2, rel=0.05)
+    # pairing matters: the unpaired formula on paired data misses the correlation
+    assert stats.ratio_stderr(a[0], b[0], paired=False) > 1.2 * stats.ratio_stderr(a[0], b[0])
+    for bad in (([1.0], [1.0, 2.0]), ([1.0, 2.0], [0.0, 0.0]), ([1.0, 2.0, 3.0], [1.0, 2.0])):
+        with pytest.raises(ValueError):
+            stats.ratio_stderr(*bad)
+
+
 def test_t_interval_covers_95_percent():
     """Coverage by simulation: 95 % of 3-seed intervals contain the true mean."""
     rng = np.random.default_rng(seed_for("test", "coverage"))
