@@ -67,6 +67,17 @@ def trained_stack(config, profile):
     return train_cached(config, device="auto", progress=False, stale_before=profile.run.retrain_before)
 
 
+def layer_prediction(W_V, W_QK, y, chunk: int = 50_000) -> np.ndarray:
+    """The prediction of y_T by one layer with weights (W_V, W_QK): the model's own forward
+    pass (``LinearSelfAttention.from_weights``) in float64 on sequences y (m, T), in chunks."""
+    import torch
+    from models.attention import LinearSelfAttention
+    layer = LinearSelfAttention.from_weights(W_V, W_QK, dtype=torch.float64)
+    with torch.no_grad():
+        return np.concatenate([layer.predict(torch.tensor(y[i:i + chunk], dtype=torch.float64)).numpy()
+                               for i in range(0, len(y), chunk)])
+
+
 def predict(run, y) -> np.ndarray:
     """A trained layer or stack's prediction of y_T for sequences y (m, T), through its own
     forward pass in float64 (``TrainResult.model``)."""

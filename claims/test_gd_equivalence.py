@@ -25,7 +25,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given, strategies as st
 
 from claims._ar1 import (
@@ -35,9 +34,9 @@ from claims._ar1 import (
     known_failures,
     trained_ar1,
 )
+from claims._lds import layer_prediction
 from claims.seeds import claim_settings, rng_for
 from claims.stats import seed_fields, widen_for_reference
-from models.attention import LinearSelfAttention
 from theory.ar import ar1_optimal_weights, gd, predict_ar
 from theory.kappa import kappa_exact_a
 from theory.systems import LDSFamily
@@ -49,12 +48,6 @@ EXACT_REL_TOL = 1e-12   # float64 round-off of an exact identity, relative (proj
 #: project's 1 % of the trained-model checks (docs/settings.md, "Tolerances") applied to
 #: the prediction, in units of the target's spread.
 GAP_TOL = 0.01
-
-
-def _layer_prediction(W_V, W_QK, y):
-    layer = LinearSelfAttention.from_weights(W_V, W_QK, dtype=torch.float64)
-    with torch.no_grad():
-        return layer.predict(torch.from_numpy(np.ascontiguousarray(y))).numpy()
 
 
 def _gd_prediction(y, eta):
@@ -83,7 +76,7 @@ def _hypothesis_gap(profile, eta_factor, kappa_T_shift=0):
         kappa_layer = (float(kappa_exact_a(T + kappa_T_shift, d, Fraction(sw) ** 2, Fraction(sv) ** 2))
                        if kappa_T_shift else kappa)
         W_V, W_QK = ar1_optimal_weights(kappa_layer, family)
-        gap = _max_rel_gap(_layer_prediction(W_V, W_QK, y), _gd_prediction(y, eta_factor * kappa))
+        gap = _max_rel_gap(layer_prediction(W_V, W_QK, y), _gd_prediction(y, eta_factor * kappa))
         if gap > worst["gap"]:
             worst.update(gap=gap, setting=setting, T=T, d=d, sigma_w=sw, sigma_v=sv,
                          family=family, seed=seed)
@@ -133,7 +126,7 @@ def _heldout_comparison(setting: str, profile) -> dict:
     for i in range(profile.n_seeds):
         run = trained_ar1(setting, i, profile)
         _, y = fam.sample(rng_for(CLAIM, "heldout", setting, i), profile.heldout_sequences)
-        pred = _layer_prediction(run.W_V, run.W_QK, y)
+        pred = layer_prediction(run.W_V, run.W_QK, y)
         std_y = float(np.std(y[:, -1]))
         for key, factor in (("gap", 1.0), ("gap_control", 1.1)):
             gd_pred = _gd_prediction(y, factor * kappa)

@@ -36,13 +36,12 @@ import functools
 import numpy as np
 import pytest
 import sympy as sp
-import torch
 from hypothesis import given, strategies as st
 
 from claims import _ars
+from claims._lds import layer_prediction
 from claims.seeds import claim_settings, rng_for
 from claims.stats import mc_fields, seed_fields
-from models.attention import LinearSelfAttention
 from theory.alignment import COSINES, alignment_cosines, eq17_terms
 from theory.ar import context_stats, gd, ols_ar, pcg, predict_ar, query_features
 from theory.population import beta_from_weights
@@ -83,14 +82,6 @@ def known(table: dict[str, str], settings) -> list:
             for x in settings]
 
 
-def _layer_prediction(W_V, W_QK, y):
-    """The layer's own forward pass (float64) on sequences y (m, T), in chunks."""
-    layer = LinearSelfAttention.from_weights(W_V, W_QK, dtype=torch.float64)
-    with torch.no_grad():
-        return np.concatenate([layer.predict(torch.tensor(y[i:i + 50_000], dtype=torch.float64)).numpy()
-                               for i in range(0, len(y), 50_000)])
-
-
 def _random_weights(rng, s, scale):
     W_V = rng.standard_normal((s + 1, s + 1)) * scale
     W_QK = rng.standard_normal((s + 1, s + 1)) * scale
@@ -116,7 +107,7 @@ def test_eq17_is_the_forward_pass(claim, profile):
         T = s + 1 + extra
         _, y = LDSFamily(setting, T=T).sample(rng, 32)
         W_V, W_QK = _random_weights(rng, s, scale)
-        ref = _layer_prediction(W_V, W_QK, y)
+        ref = layer_prediction(W_V, W_QK, y)
         t = eq17_terms(W_V, W_QK, y, s)
         q = query_features(y, s)
         variants = {"holds": t["first"] + t["second"] + t["third"],
@@ -347,11 +338,11 @@ def _mse_table(setting: str, profile) -> dict:
     out = {"trained": [], "pcg2": []}
     for i in range(profile.n_seeds):
         run = _ars.trained_ars(setting, s, i, profile)
-        out["trained"].append(mse(_layer_prediction(run.W_V, run.W_QK, y)))
+        out["trained"].append(mse(layer_prediction(run.W_V, run.W_QK, y)))
         P = run.W_QK[:s, :s].T
         out["pcg2"].append(mse(np.einsum("ni,ni->n", pcg(H, g, P, k=2)[2], q)))
     opt = _ars.optimum(setting, s, profile.multistart)
-    out["optimum"] = mse(_layer_prediction(opt.W_V, opt.W_QK, y))
+    out["optimum"] = mse(layer_prediction(opt.W_V, opt.W_QK, y))
     base = predict_ar(gd(y, s, 1.0), y, s)                       # GD's prediction is linear in eta
     eta = float(base @ target / (base @ base))
     out["gd1_best_eta"] = mse(eta * base)
@@ -385,7 +376,7 @@ def _mc_loss(W_V, W_QK, setting, m, rng, chunk=50_000):
     while left:
         k = min(chunk, left)
         _, y = fam.sample(rng, k)
-        vals.append(0.5 * (_layer_prediction(W_V, W_QK, y) - y[:, -1]) ** 2)
+        vals.append(0.5 * (layer_prediction(W_V, W_QK, y) - y[:, -1]) ** 2)
         left -= k
     v = np.concatenate(vals)
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size))
