@@ -37,14 +37,15 @@ import sympy as sp
 from claims._ar1 import (
     KNOWN_COEF_FAILURES,
     KNOWN_ODD_FAILURES,
+    TRAINED_SETTINGS,
     coefficients,
     kappa_for,
-    known_failures,
     moments_for,
     trained_ar1,
 )
-from claims.seeds import rng_for
+from claims.known import known_params
 from claims.profiles import PAPER, QUICK
+from claims.seeds import rng_for
 from claims.stats import seed_fields, widen_for_reference
 from theory.ar import ar1_optimal_weights
 from theory.kappa import family_variances, kappa_exact_a, kappa_moments_quadrature
@@ -294,7 +295,7 @@ def _trained_summary(setting, profile):
     return kappa, co, details
 
 
-@pytest.mark.parametrize("setting", known_failures(KNOWN_COEF_FAILURES))
+@pytest.mark.parametrize("setting", known_params(KNOWN_COEF_FAILURES, TRAINED_SETTINGS))
 def test_trained_layer_reaches_kappa(claim, profile, setting):
     """Trained AR(1) layers: b_2 W[1,1] + b_1 W[2,1] = kappa (signed per-seed errors).
 
@@ -318,7 +319,7 @@ def test_trained_layer_reaches_kappa(claim, profile, setting):
     ).check()
 
 
-@pytest.mark.parametrize("setting", known_failures(KNOWN_ODD_FAILURES))
+@pytest.mark.parametrize("setting", known_params(KNOWN_ODD_FAILURES, TRAINED_SETTINGS))
 def test_trained_layer_has_no_odd_part(claim, profile, setting):
     """Trained AR(1) layers: the odd features carry < 1 % of the prediction (docs/math.md 5).
 

@@ -42,6 +42,7 @@ from hypothesis import given, strategies as st
 from scipy import stats as scistats
 
 from claims import _ars
+from claims.known import known_params
 from claims.profiles import PAPER, QUICK
 from claims.seeds import claim_settings, rng_for, seed_for
 from claims.stats import seed_fields
@@ -375,10 +376,8 @@ def _trained(setting, s, profile):
         "seed0_b": per[0]["b"], "seed0_W_QK": per[0]["W_QK"], "moments": mom.method}
 
 
-def _params(known: dict, settings):
-    """(setting, s) parametrize values, with xfail(strict=True) where ``known`` has a reason."""
-    return [pytest.param(st, s, marks=pytest.mark.xfail(strict=True, reason=known[(st, s)]))
-            if (st, s) in known else (st, s) for st in settings for s in _ars.WINDOWS]
+def _trained_cells(settings) -> list:
+    return [(st, s) for st in settings for s in _ars.WINDOWS]
 
 
 # Trained checks that do not reproduce (verdict "fails": the whole interval outside the
@@ -395,7 +394,7 @@ KNOWN_ODD_FAILURES: dict[tuple, str] = {
 }
 
 
-@pytest.mark.parametrize("setting, s", _params(KNOWN_SHARE_FAILURES, _ars.TRAIN_SETTINGS))
+@pytest.mark.parametrize("setting, s", known_params(KNOWN_SHARE_FAILURES, _trained_cells(_ars.TRAIN_SETTINGS)))
 def test_trained_layers_are_banded(claim, profile, setting, s):
     """Trained AR(s) layers: the out-of-class share of each run (nearer class, canonical
     gauge), the mean over seeds with its Student-t interval; the Jaccard distance and the
@@ -429,7 +428,7 @@ def test_trained_layers_are_banded(claim, profile, setting, s):
     claim.check_all()
 
 
-@pytest.mark.parametrize("setting, s", _params(KNOWN_ODD_FAILURES, ("a", "b", "c", "d")))
+@pytest.mark.parametrize("setting, s", known_params(KNOWN_ODD_FAILURES, _trained_cells(("a", "b", "c", "d"))))
 def test_trained_layers_have_no_odd_part(claim, profile, setting, s):
     """Trained AR(s) layers: the odd features carry < 1 % of the prediction (the odd share,
     loss-equivalent, as for s = 1), mean over seeds with its Student-t interval; the odd

@@ -38,6 +38,7 @@ import numpy as np
 import pytest
 
 from claims import _lds
+from claims.known import known_params
 from claims.seeds import rng_for, seed_for
 from claims.stats import ratio_stderr, seed_fields, widen_for_reference
 from theory.ar import ols_ar, predict_ar, query_features
@@ -142,8 +143,7 @@ def test_one_layer_keeps_its_error(claim, profile):
     claim.check_all()
 
 
-@pytest.mark.parametrize("span", [pytest.param(sp, marks=pytest.mark.xfail(strict=True, reason=KNOWN_POPULATION_FAILURES[sp]))
-                                  if sp in KNOWN_POPULATION_FAILURES else sp for sp in SPANS],
+@pytest.mark.parametrize("span", known_params(KNOWN_POPULATION_FAILURES, SPANS, unpack=False),
                          ids=[f"T{a}-T{b}" for a, b in SPANS])
 def test_one_layer_optimum_keeps_its_error(claim, profile, span):
     """The population optimum of one layer (exact quadrature moments): 2 L*(T) minus the mean

@@ -30,11 +30,12 @@ from hypothesis import given, strategies as st
 from claims._ar1 import (
     KNOWN_ETA_FAILURES,
     KNOWN_GAP_FAILURES,
+    TRAINED_SETTINGS,
     kappa_for,
-    known_failures,
     trained_ar1,
 )
 from claims._lds import layer_prediction
+from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
 from claims.stats import seed_fields, widen_for_reference
 from theory.ar import ar1_optimal_weights, gd, predict_ar
@@ -142,7 +143,7 @@ def _details(setting, profile, cmp):
             "gap_eta_1.1kappa_per_seed": cmp["gap_control"], "eta_best_per_seed": cmp["eta_best"]}
 
 
-@pytest.mark.parametrize("setting", known_failures(KNOWN_GAP_FAILURES))
+@pytest.mark.parametrize("setting", known_params(KNOWN_GAP_FAILURES, TRAINED_SETTINGS))
 def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
     """Held-out: RMS gap between the trained layer and GD(eta = kappa), mean over seeds of
     the per-seed gaps with its Student-t interval; control: the gap to GD(eta = 1.1 kappa)."""
@@ -157,7 +158,7 @@ def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
     claim.check_all()
 
 
-@pytest.mark.parametrize("setting", known_failures(KNOWN_ETA_FAILURES))
+@pytest.mark.parametrize("setting", known_params(KNOWN_ETA_FAILURES, TRAINED_SETTINGS))
 def test_trained_layer_step_size_is_kappa(claim, profile, setting):
     """Held-out: the best-matching GD step size (scanned) is kappa within 1 %: mean over
     seeds of the signed per-seed errors (eta_best - kappa) / kappa, Student-t interval

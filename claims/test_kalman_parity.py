@@ -29,6 +29,7 @@ from hypothesis import given, strategies as st
 
 from claims import _ar1, _ars, _lds
 from claims._lds import paired_ratio
+from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
 from claims.stats import ratio_stderr, seed_fields, widen_for_reference
 from theory.ar import ols_ar, predict_ar
@@ -66,11 +67,6 @@ KNOWN_PARITY_FAILURES: dict = {
           f"whole interval above the project's 1.05")
     for key, (m, lo, hi) in _MEASURED_QUICK.items()
 }
-
-
-def _params():
-    return [pytest.param(st, s, marks=pytest.mark.xfail(strict=True, reason=KNOWN_PARITY_FAILURES[(st, s)]))
-            if (st, s) in KNOWN_PARITY_FAILURES else (st, s) for st in SETTINGS for s in WINDOWS]
 
 
 def test_filter_error_by_the_recursion_is_the_cholesky_optimum(claim, profile):
@@ -148,7 +144,7 @@ def _trained(setting, s, i, profile):
     return _ar1.trained_ar1(setting, i, profile) if s == 1 else _ars.trained_ars(setting, s, i, profile)
 
 
-@pytest.mark.parametrize("setting, s", _params())
+@pytest.mark.parametrize("setting, s", known_params(KNOWN_PARITY_FAILURES, [(st, s) for st in SETTINGS for s in WINDOWS]))
 def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
     """MSE of the trained layer / MSE of the Kalman filter on the same held-out sequences,
     per seed; the seed mean with its Student-t interval against 1.05.  Reported beside it:

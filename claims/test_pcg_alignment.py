@@ -40,6 +40,7 @@ from hypothesis import given, strategies as st
 
 from claims import _ars
 from claims._lds import layer_prediction
+from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
 from claims.stats import mc_fields, seed_fields
 from theory.alignment import COSINES, alignment_cosines, eq17_terms
@@ -74,12 +75,6 @@ KNOWN_OPTIMUM_COS: dict[str, str] = {
     "b": ("not reproduced: at the population optimum the mean cos_1 over 2e4 held-out sequences "
           "is 0.669 [0.663, 0.675] (MC) against the paper's 0.93 +- 0.01 (median 0.915)"),
 }
-
-
-def known(table: dict[str, str], settings) -> list:
-    """Parametrize values, with xfail(strict=True) where ``table`` gives a reason."""
-    return [pytest.param(x, marks=pytest.mark.xfail(strict=True, reason=table[x])) if x in table else x
-            for x in settings]
 
 
 def _random_weights(rng, s, scale):
@@ -252,7 +247,7 @@ def _cos_details(cos, profile):
             "definitions": "docs/math.md section 6.3; gauge of cos_3: tr(P) >= 0; r = g - H w"}
 
 
-@pytest.mark.parametrize("setting", known(KNOWN_TRAINED_COS, ("a", "b")))
+@pytest.mark.parametrize("setting", known_params(KNOWN_TRAINED_COS, ("a", "b")))
 def test_ar4_alignment_trained(claim, profile, setting):
     """Trained AR(4) layers: cos_1 = cos(P H q, P H P g) per held-out sequence, the mean over
     seeds of the per-seed means (Student-t interval), against the paper's 0.88 +- 0.05 (a)
@@ -267,7 +262,7 @@ def test_ar4_alignment_trained(claim, profile, setting):
     ).check()
 
 
-@pytest.mark.parametrize("setting", known(KNOWN_OPTIMUM_COS, ("a", "b")))
+@pytest.mark.parametrize("setting", known_params(KNOWN_OPTIMUM_COS, ("a", "b")))
 def test_ar4_alignment_population_optimum(claim, profile, setting):
     """The population optimum (theory.optimum): the mean of cos_1 over the held-out sequences
     with its Monte Carlo interval, against the paper's numbers."""

@@ -739,6 +739,35 @@ def test_plugin_silent_without_records(pytester):
     assert not (pytester.path / "reports").exists()
 
 
+KNOWN_DEMO = """
+import pytest
+from claims.known import known_params
+
+KNOWN = {"b": "fails everywhere", ("c", 2): {"paper": "fails with 8 seeds"}}
+
+@pytest.mark.parametrize("setting", known_params(KNOWN, ["a", "b"]))
+def test_one(setting):
+    assert setting == "a"
+
+@pytest.mark.parametrize("setting, s", known_params(KNOWN, [("c", 1), ("c", 2)]))
+def test_two(setting, s):
+    assert s == 1
+"""
+
+
+@pytest.mark.parametrize("profile, outcomes", [("quick", dict(passed=2, xfailed=1, failed=1)),
+                                               ("paper", dict(passed=2, xfailed=2))])
+def test_known_params_marks_per_profile(pytester, profile, outcomes):
+    """A reason string xfails in every profile; a {profile: reason} mapping only in that
+    profile, read from --profile when pytest evaluates the mark (strict: no XPASS)."""
+    pytester.makepyfile(test_known=KNOWN_DEMO)
+    result = pytester.runpytest("-p", "claims.plugin", "-p", "no:cacheprovider", "-o", "xfail_strict=true",
+                                "--profile", profile)
+    result.assert_outcomes(**outcomes)
+    if profile == "paper":
+        result.stdout.no_fnmatch_line("*XPASS*")
+
+
 @pytest.mark.parametrize("args", [["--profile", "paper", "claims"],
                                   ["claims", "--profile", "paper"]],
                          ids=["option-first", "path-first"])
