@@ -381,16 +381,64 @@ def _trained_cells(settings) -> list:
 
 
 # Trained checks that do not reproduce (verdict "fails": the whole interval outside the
-# tolerance), keyed (setting, s), with the measured numbers; only such checks may be
-# listed (claims/records.py).  Never widen a tolerance instead.
+# tolerance), keyed (setting, s), per profile, with the measured numbers; only such checks
+# may be listed (claims/known.py, claims/records.py).  Never widen a tolerance instead.
+# The per-seed odd shares are bimodal: a seed settles either inside a class (odd share
+# below about 1.5 %) or at a local minimum outside the classes (11-28 %); with 3 seeds most
+# cells straddle 1 %, with 8 most are decided against it (docs/math.md section 5.7).
 KNOWN_SHARE_FAILURES: dict[tuple, str] = {}
-KNOWN_ODD_FAILURES: dict[tuple, str] = {
-    ("a", 4): ("not reproduced: the odd share of the trained AR(4) layers is 12.0 % [11.4, 12.6] "
-               "(t, 3 seeds) against 1 %; every seed is headed for a local minimum outside the "
-               "classes (0.73 % and 1.2 % above L*; docs/math.md section 5.7)"),
-    ("b", 3): ("not reproduced: the odd share of the trained AR(3) layers is 17.6 % [17.1, 18.1] "
-               "(t, 3 seeds) against 1 %; all three seeds are headed for the same local minimum "
-               "outside the classes, 3.3 % above L* (docs/math.md section 5.7)"),
+KNOWN_ODD_FAILURES: dict[tuple, dict] = {
+    ("a", 2): {
+        "paper": ("not reproduced: the odd share of the trained AR(2) layers is 10.0 % "
+                  "[3.4, 16.6] (t, 8 seeds) against 1 %: 5 of the 8 seeds above 5 % (up to "
+                  "15.8 %), the others below 0.6 %"),
+    },
+    ("a", 4): {
+        "quick": ("not reproduced: the odd share of the trained AR(4) layers is 12.0 % [11.4, 12.6] "
+                  "(t, 3 seeds) against 1 %; every seed is headed for a local minimum outside the "
+                  "classes (0.73 % and 1.2 % above L*; docs/math.md section 5.7)"),
+        "paper": ("not reproduced: the odd share of the trained AR(4) layers is 7.8 % "
+                  "[3.1, 12.6] (t, 8 seeds) against 1 %: 5 of the 8 seeds above 5 % (up to "
+                  "12.8 %), the others below 1.3 %"),
+    },
+    ("b", 2): {
+        "paper": ("not reproduced: the odd share of the trained AR(2) layers is 8.7 % "
+                  "[1.5, 15.9] (t, 8 seeds) against 1 %: 4 of the 8 seeds above 5 % (up to "
+                  "17.1 %), the others below 1.4 %"),
+    },
+    ("b", 3): {
+        "quick": ("not reproduced: the odd share of the trained AR(3) layers is 17.6 % [17.1, 18.1] "
+                  "(t, 3 seeds) against 1 %; all three seeds are headed for the same local minimum "
+                  "outside the classes, 3.3 % above L* (docs/math.md section 5.7)"),
+        "paper": ("not reproduced: the odd share of the trained AR(3) layers is 15.1 % "
+                  "[8.4, 21.7] (t, 8 seeds) against 1 %: 7 of the 8 seeds above 5 % (up to "
+                  "28.1 %), the others below 2.9 %"),
+    },
+    ("c", 3): {
+        "paper": ("not reproduced: the odd share of the trained AR(3) layers is 12.3 % "
+                  "[7.4, 17.3] (t, 8 seeds) against 1 %: 6 of the 8 seeds above 5 % (up to "
+                  "16.2 %), the others below 4.9 %"),
+    },
+    ("c", 4): {
+        "paper": ("not reproduced: the odd share of the trained AR(4) layers is 6.8 % "
+                  "[1.5, 12.0] (t, 8 seeds) against 1 %: 4 of the 8 seeds above 5 % (up to "
+                  "12.8 %), the others below 1.2 %"),
+    },
+    ("d", 2): {
+        "paper": ("not reproduced: the odd share of the trained AR(2) layers is 8.0 % "
+                  "[1.2, 14.8] (t, 8 seeds) against 1 %: 4 of the 8 seeds above 5 % (up to "
+                  "15.9 %), the others below 0.8 %"),
+    },
+    ("d", 3): {
+        "paper": ("not reproduced: the odd share of the trained AR(3) layers is 13.9 % "
+                  "[7.1, 20.7] (t, 8 seeds) against 1 %: 6 of the 8 seeds above 5 % (up to "
+                  "24.5 %), the others below 1.9 %"),
+    },
+    ("d", 4): {
+        "paper": ("not reproduced: the odd share of the trained AR(4) layers is 6.5 % "
+                  "[1.5, 11.4] (t, 8 seeds) against 1 %: 4 of the 8 seeds above 5 % (up to "
+                  "12.5 %), the others below 1.4 %"),
+    },
 }
 
 

@@ -45,10 +45,9 @@ EXACT_REL_TOL = 1e-10  # two float64 routes to the filter's error variance (proj
 N4SID_SEQUENCES = 2000  # per setting in the quick profile (the bound); all in the paper profile
 WINDOWS = (1, 2, 3, 4)
 SETTINGS = ("a", "b", "c", "d")
-# Measured in the quick profile (3 seeds; MSE / MSE_Kalman, seed mean and 95 % Student-t
-# interval widened by the shared held-out error): every trained single layer is far from
-# "on par", its whole interval above 1.05.
-# In-context least squares AR(s) (1.09-1.18 for s >= 2) and the best AR(s) predictor of the
+# Measured in the quick profile (3 seeds) and the paper profile (8 seeds; MSE / MSE_Kalman,
+# seed mean and 95 % Student-t interval widened by the shared held-out error): every
+# trained single layer is far from "on par", its whole interval above 1.05.  In-context least squares AR(s) (1.09-1.18 for s >= 2) and the best AR(s) predictor of the
 # known system (1.00-1.03) come much closer; at s = 1 the layer (one unnormalised GD step)
 # is also well behind least squares AR(1) (1.36-1.51).
 _MEASURED_QUICK = {
@@ -61,11 +60,28 @@ _MEASURED_QUICK = {
     ("d", 1): (2.319, 2.236, 2.402), ("d", 2): (1.505, 1.462, 1.547),
     ("d", 3): (1.510, 1.453, 1.567), ("d", 4): (1.386, 1.359, 1.413),
 }
+_MEASURED_PAPER = {
+    ("a", 1): (2.103, 2.027, 2.180), ("a", 2): (1.406, 1.378, 1.435),
+    ("a", 3): (1.389, 1.359, 1.419), ("a", 4): (1.313, 1.288, 1.337),
+    ("b", 1): (2.338, 2.223, 2.453), ("b", 2): (1.523, 1.486, 1.559),
+    ("b", 3): (1.562, 1.450, 1.675), ("b", 4): (1.414, 1.378, 1.450),
+    ("c", 1): (2.085, 2.009, 2.160), ("c", 2): (1.412, 1.380, 1.445),
+    ("c", 3): (1.396, 1.367, 1.426), ("c", 4): (1.315, 1.293, 1.337),
+    ("d", 1): (2.318, 2.235, 2.401), ("d", 2): (1.504, 1.470, 1.538),
+    ("d", 3): (1.511, 1.477, 1.545), ("d", 4): (1.384, 1.359, 1.410),
+}
+
+
+def _parity_reason(key, measured, n_seeds):
+    m, lo, hi = measured[key]
+    return (f"not on par with the Kalman filter: one trained linear attention layer, setting {key[0]}, "
+            f"s = {key[1]}, has MSE / MSE_Kalman = {m:.3f} [{lo:.3f}, {hi:.3f}] (t, {n_seeds} seeds, "
+            f"widened by the held-out error), whole interval above the project's 1.05")
+
+
 KNOWN_PARITY_FAILURES: dict = {
-    key: (f"not on par with the Kalman filter: one trained linear attention layer, setting {key[0]}, "
-          f"s = {key[1]}, has MSE / MSE_Kalman = {m:.3f} [{lo:.3f}, {hi:.3f}] (quick profile, 3 seeds), "
-          f"whole interval above the project's 1.05")
-    for key, (m, lo, hi) in _MEASURED_QUICK.items()
+    key: {"quick": _parity_reason(key, _MEASURED_QUICK, 3), "paper": _parity_reason(key, _MEASURED_PAPER, 8)}
+    for key in _MEASURED_QUICK
 }
 
 

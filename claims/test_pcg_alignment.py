@@ -65,9 +65,11 @@ HIST_BINS = np.linspace(-1.0, 1.0, 21)
 # Checks that do not reproduce (verdict "fails": the whole interval outside the paper's
 # tolerance), by setting, with the measured numbers; only such checks may be listed
 # (claims/records.py).  Never widen a tolerance instead.
-KNOWN_TRAINED_COS: dict[str, str] = {
-    "b": ("not reproduced: the trained AR(4) layers' mean cos_1 is 0.817 [0.764, 0.870] (t, 3 "
-          "seeds) against the paper's 0.93 +- 0.01 (its median over sequences is 0.999)"),
+KNOWN_TRAINED_COS: dict[str, dict] = {
+    # with 8 seeds the interval widens to 0.655 [0.268, 1.042]: seeds 3-7 spread further
+    # (inconclusive in the paper profile)
+    "b": {"quick": ("not reproduced: the trained AR(4) layers' mean cos_1 is 0.817 [0.764, 0.870] "
+                    "(t, 3 seeds) against the paper's 0.93 +- 0.01 (its median over sequences is 0.999)")},
 }
 KNOWN_OPTIMUM_COS: dict[str, str] = {
     "a": ("not reproduced: at the population optimum the mean cos_1 over 2e4 held-out sequences "
