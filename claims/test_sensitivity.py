@@ -26,7 +26,7 @@ Why it matters: a threshold that binds re-weights the batches (clipping at 1 bia
 kappa by +1.3 % in setting b, docs/notes.md, "Gradient clipping"), and AdamW's decoupled
 decay shrinks b W towards 0 whatever the gradient, so both can move a trained verdict.
 
-Paper profile only (24 extra training runs, about 15 minutes on 2 cores); the quick
+Paper profile only (24 extra training runs, about 7 minutes on 2 cores); the quick
 profile skips it.
 """
 from __future__ import annotations
