@@ -6,7 +6,8 @@ stacks of depth O(log T) reach the least-squares rate.  With the window fixed (s
 predictor reaches the Kalman filter, so the references are in-context least-squares AR(2)
 (what the deep constructions approximate) and the best AR(2) predictor of each known
 system.  Setting a, stacks of depth L in {1, 2, 4} trained at T in {10, 20, 40, 80}
-(claims/_lds.py: the paper's protocol with batch 1000 and 3 seeds, in both profiles), each evaluated on 2e4 held-out systems and sequences of its T:
+(claims/_lds.py: the paper's protocol with batch 1000 and 3 seeds, in both profiles),
+each evaluated on 2e4 held-out systems and sequences of its T:
 
 1. L = 1 does not approach the AR(2) optimum: its excess MSE over the best AR(2)
    predictor of each system at T = 80 is at least half of that at T = 10 (the issue's
@@ -132,8 +133,9 @@ def test_one_layer_keeps_its_error(claim, profile):
             metric=f"mean_seeds excess MSE over the AR(2) optimum at T = {hi_T} / at T = {lo_T}",
             **widen_for_reference(seed_fields(ratios), held_se), tolerance=HALF, comparator=">=",
             tolerance_source="project",
-            details={"per_seed": ratios, "heldout_stderr": held_se, "excess_per_T": {T: [_excess(m["err"], g[T]["err_pop"])
-                                                              for m in g[T]["models"][1]] for T in g}})
+            details={"per_seed": ratios, "heldout_stderr": held_se,
+                     "excess_per_T": {T: [_excess(m["err"], g[T]["err_pop"]) for m in g[T]["models"][1]]
+                                      for T in g}})
     ls = _excess(g[80]["err_ls"], g[80]["err_pop"]) / _excess(g[10]["err_ls"], g[10]["err_pop"])
     claim.record(
         claim=CLAIM, paper_ref=REF, setting="a, s=2, least squares",

@@ -47,9 +47,10 @@ WINDOWS = (1, 2, 3, 4)
 SETTINGS = ("a", "b", "c", "d")
 # Measured in the quick profile (3 seeds) and the paper profile (8 seeds; MSE / MSE_Kalman,
 # seed mean and 95 % Student-t interval widened by the shared held-out error): every
-# trained single layer is far from "on par", its whole interval above 1.05.  In-context least squares AR(s) (1.09-1.18 for s >= 2) and the best AR(s) predictor of the
-# known system (1.00-1.03) come much closer; at s = 1 the layer (one unnormalised GD step)
-# is also well behind least squares AR(1) (1.36-1.51).
+# trained single layer is far from "on par", its whole interval above 1.05.  In-context
+# least squares AR(s) (1.09-1.18 for s >= 2) and the best AR(s) predictor of the known
+# system (1.00-1.03) come much closer; at s = 1 the layer (one unnormalised GD step) is
+# also well behind least squares AR(1) (1.36-1.51).
 _MEASURED_QUICK = {
     ("a", 1): (2.104, 2.027, 2.181), ("a", 2): (1.405, 1.365, 1.444),
     ("a", 3): (1.378, 1.345, 1.410), ("a", 4): (1.310, 1.281, 1.340),
