@@ -96,10 +96,7 @@ def all_stack_configs(profile) -> list:
 @functools.lru_cache(maxsize=None)
 def heldout_systems(setting: str, m: int, T: int = 30, radius: float = 1.0):
     """``m`` held-out systems of a setting and one sequence each: (Systems, y (m, T))."""
-    fam = LDSFamily(setting, T=T, radius=radius)
-    rng = rng_for("lds-heldout", setting, m, T, radius)
-    systems = fam.sample_systems(rng, m)
-    y = systems.simulate(rng, T)
+    systems, y = LDSFamily(setting, T=T, radius=radius).sample(rng_for("lds-heldout", setting, m, T, radius), m)
     y.setflags(write=False)
     return systems, y
 
