@@ -6,7 +6,8 @@ stacks of depth O(log T) reach the least-squares rate.  With the window fixed (s
 predictor reaches the Kalman filter, so the references are in-context least-squares AR(2)
 (what the deep constructions approximate) and the best AR(2) predictor of each known
 system.  Setting a, stacks of depth L in {1, 2, 4} trained at T in {10, 20, 40, 80}
-(claims/_lds.py: the paper's protocol with batch 1000 and 3 seeds, in both profiles),
+(claims/_lds.py: the paper's protocol with 3 seeds, at batch 1000 in the quick profile and
+1500 in the paper profile),
 each evaluated on 2e4 held-out systems and sequences of its T:
 
 1. L = 1 does not approach the AR(2) optimum: its excess MSE over the best AR(2)
@@ -58,9 +59,45 @@ POP_SYSTEMS = 20_000            # systems behind the averaged per-system AR(2) o
 @pytest.mark.parametrize("T", _lds.DEPTH_T)
 @pytest.mark.parametrize("layers", _lds.DEPTHS)
 def test_training_run(profile, layers, T, seed_index):
-    """One stack of the depth grid (cached); sanity: it learned something."""
+    """One stack of the depth grid (cached); sanity: it learned something -- the held-out
+    loss of its final weights (``eval_loss``: the full forward pass, float64) is below the
+    training loss of its first steps.  Not the mean training loss of the last steps
+    (``final_loss``): a stack's per-sequence loss is so heavy-tailed that a rare batch can
+    lift that mean above the first steps' loss with the weights fixed
+    (:func:`test_training_loss_tails`)."""
     run = _lds.trained_stack(_lds.depth_config(layers, T, seed_index, profile), profile)
-    assert np.isfinite(run.eval_loss) and run.final_loss < run.loss_history[0]
+    assert np.isfinite(run.eval_loss) and run.eval_loss < run.loss_history[0]
+
+
+#: the late phase of a run: its last 10 % of steps, where the learning rate of the cosine
+#: schedule is below 3 % of its peak (the weights barely move)
+LATE = 0.1
+#: a late loss bin this many times the late median counts as a spike
+SPIKE = 10.0
+
+
+@pytest.mark.parametrize("layers", _lds.DEPTHS)
+def test_training_loss_tails(claim, profile, layers):
+    """Reported: how heavy-tailed the training loss of the stacks of depth L is late in
+    training.  Per run (4 T x 3 seeds), the largest late bin of ``loss_history`` (means of
+    consecutive steps) over the median late bin; with the weights nearly fixed, a spike is
+    a rare batch on which the stack errs enormously.  Such errors (a prediction of degree
+    3^L in the observations) are too rare to show in 2e4 held-out sequences, so the
+    held-out MSEs of the stacks are typical-case estimates; the population MSE of a deep
+    stack may be far larger (docs/math.md section 7)."""
+    ratios, keys = [], []
+    for T in _lds.DEPTH_T:
+        for i in range(_lds.STACK_SEEDS):
+            cfg = _lds.depth_config(layers, T, i, profile)
+            h = np.asarray(_lds.trained_stack(cfg, profile).loss_history)
+            late = h[int(round((1 - LATE) * len(h))):]
+            ratios.append(float(late.max() / np.median(late)))
+            keys.append(f"T={T} seed {i}")
+    claim.record(claim=CLAIM, paper_ref=REF, setting=f"a, s=2, L={layers}",
+                 metric=f"runs with a late training-loss bin > {SPIKE:g} x the late median (of {len(ratios)})",
+                 measured=float(sum(r > SPIKE for r in ratios)), kind="reported",
+                 details={"largest_late_bin_over_median": max(ratios), "per_run": dict(zip(keys, ratios)),
+                          "late_fraction": LATE, "batch": profile.stack_batch})
 
 
 @functools.lru_cache(maxsize=None)

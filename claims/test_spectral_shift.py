@@ -38,9 +38,11 @@ N4SID_SEQUENCES = 2000
 @pytest.mark.parametrize("seed_index", range(_lds.STACK_SEEDS))
 @pytest.mark.parametrize("layers", _lds.SHIFT_DEPTHS)
 def test_training_run(profile, layers, seed_index):
-    """One stack trained at radius 0.9 (cached); sanity: it beats the zero predictor."""
+    """One stack trained at radius 0.9 (cached); sanity: the held-out loss of its final
+    weights is below the training loss of its first steps (not the heavy-tailed mean of
+    the last steps' losses: claims/test_depth.py, test_training_run)."""
     run = _lds.trained_stack(_lds.shift_config(layers, seed_index, profile), profile)
-    assert np.isfinite(run.eval_loss) and run.final_loss < run.loss_history[0]
+    assert np.isfinite(run.eval_loss) and run.eval_loss < run.loss_history[0]
 
 
 @functools.lru_cache(maxsize=None)

@@ -359,7 +359,8 @@ def test_profiles():
     assert "project's choice" in PAPER.description and "paper's 3" in QUICK.description
     assert "paper's tolerance" not in QUICK.description + PAPER.description
     assert QUICK.coef_rel_tol == PAPER.coef_rel_tol == 0.01
-    knobs = ("train_steps", "train_batch", "n_seeds", "mc_trajectories", "mc_systems",
+    assert (QUICK.stack_batch, PAPER.stack_batch) == (1000, 1500)    # ours: claims/_lds.py
+    knobs = ("train_steps", "train_batch", "stack_batch", "n_seeds", "mc_trajectories", "mc_systems",
              "heldout_sequences", "hypothesis_examples", "multistart")
     for f in knobs:
         assert getattr(QUICK, f) <= getattr(PAPER, f), f
