@@ -387,15 +387,18 @@ def test_ar1_training_reduces_loss_and_approaches_kappa():
     assert abs(b[0, 0, 0]) < 0.05 and abs(b[1, 1, 0]) < 0.05
 
 
-def test_model_forward_path_trains_the_same_function():
-    """forward="model" (LinearSelfAttention.forward + autograd) and the default
+def _forward_forms_agree(config):
+    """forward="model" (the layer's or stack's forward pass + autograd) and the default
     effective form follow the same trajectory (float64: equal to rounding)."""
-    base = TrainConfig(seed=2, steps=40, batch=128, dtype="float64")
-    eff = train(base, device="cpu", progress=False)
-    full = train(base.replace(forward="model"), device="cpu", progress=False)
+    eff = train(config, device="cpu", progress=False)
+    full = train(config.replace(forward="model"), device="cpu", progress=False)
     np.testing.assert_allclose(full.W_V, eff.W_V, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(full.W_QK, eff.W_QK, rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(full.loss_history, eff.loss_history, rtol=1e-9)
+
+
+def test_model_forward_path_trains_the_same_function():
+    _forward_forms_agree(TrainConfig(seed=2, steps=40, batch=128, dtype="float64"))
 
 
 @pytest.mark.parametrize("setting, s", [("b", 1), ("c", 2), ("d", 1), ("asym", 3)])
@@ -679,15 +682,8 @@ def test_stacks_train_round_trip_and_are_checked():
     assert TrainConfig(layers=2).key() != TrainConfig(layers=1).key()
 
 
-def _stack_forms_agree(batch):
-    """The effective form of a stack and its forward pass + autograd follow the same
-    trajectory (float64: equal to rounding), as the single layer's do."""
-    cfg = TrainConfig("a", s=1, layers=2, T=6, steps=3, batch=batch, lr=0.01, dtype="float64")
-    eff = train(cfg, device="cpu", progress=False)
-    full = train(cfg.replace(forward="model"), device="cpu", progress=False)   # joins y: trains
-    np.testing.assert_allclose(full.W_V, eff.W_V, rtol=1e-7, atol=1e-10)
-    np.testing.assert_allclose(full.W_QK, eff.W_QK, rtol=1e-7, atol=1e-10)
-    np.testing.assert_allclose(full.loss_history, eff.loss_history, rtol=1e-9)
+def _stack_config(batch):
+    return TrainConfig("a", s=1, layers=2, T=6, steps=3, batch=batch, lr=0.01, dtype="float64")
 
 
 @pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
@@ -697,12 +693,12 @@ def _stack_forms_agree(batch):
     "training code, whose fingerprint keys every cached weight (models/fingerprint.py): left "
     "for the next full retrain; models.cache.train_cached refuses such a batch meanwhile"))
 def test_an_effective_stack_trains_on_a_batch_of_two_shards():
-    _stack_forms_agree(SHARD_SIZE + 1)
+    _forward_forms_agree(_stack_config(SHARD_SIZE + 1))     # forward="model" joins y: it trains
 
 
 def test_an_effective_stack_follows_its_forward_pass_on_one_shard():
     """The reference of the test above, on one shard (where no join is needed)."""
-    _stack_forms_agree(SHARD_SIZE)
+    _forward_forms_agree(_stack_config(SHARD_SIZE))
 
 
 def test_train_cached_refuses_a_stack_batch_of_two_shards(tmp_path):
