@@ -41,12 +41,8 @@ STACK_BETAS = (0.9, 0.99)
 STACK_SEEDS = 3
 # Sequences per step of the stack runs: ``profile.stack_batch`` [ours; the paper trains no
 # stack], 1000 in the quick profile and 1500 in the paper profile.  Not the AR runs' 3000:
-# the 42 stack runs take 15 min of training on 2 cores at 1000 and 22 min at 1500
-# (recorded; docs/settings.md, Profiles).  Both fit in one random-stream shard of the
-# trainer (models.trainer.SHARD_SIZE = 1536): a stack batch of two or more shards does not
-# train yet (the shards' stack features are joined along the wrong axis;
-# tests/test_trainer.py, a strict xfail), and the fix changes the training code, so that
-# every cached weight would be retrained.
+# the 42 stack runs take about 15 min of training on 2 cores at 1000 and 22 min at 1500
+# (recorded; docs/settings.md, Profiles).
 
 
 def depth_config(layers: int, T: int, seed_index: int, profile):

@@ -52,7 +52,7 @@ from theory.validation import check_real, check_type
 
 from .files import atomic_write_text
 from .fingerprint import Fingerprint, current_fingerprint, fresh_source_digest, source_digest
-from .trainer import SHARD_SIZE, TrainConfig, TrainResult, train
+from .trainer import TrainConfig, TrainResult, train
 
 # Pin the fingerprint of the training code to what this process has just imported (through
 # .trainer above): source_digest() is computed once per process, so every key this process
@@ -207,10 +207,6 @@ def train_cached(config: TrainConfig, *, cache_dir=None, device="auto", progress
     models.trainer.check_resources) only matter when it trains.
     """
     _check_config(config)
-    if config.layers > 1 and config.forward == "effective" and config.batch > SHARD_SIZE:
-        raise ValueError(f"batch must be <= {SHARD_SIZE} (one random-stream shard) for a stack of "
-                         f"{config.layers} layers with forward='effective', got {config.batch}: the "
-                         "trainer cannot join the shards of its features yet (tests/test_trainer.py)")
     stale_before = _stale_before(stale_before)
     fp = _fingerprint(config, device, None)
     path = cache_path(config, cache_dir, fingerprint=fp)

@@ -25,7 +25,8 @@ b          A = Q^T diag(lambda) Q, Q Haar: R = Q, c' = Q 1.  With isotropic Sigm
            Gaussian, signs fixed, as theory.systems.haar_orthogonal) and kept.
 d          A = P^-1 diag(lambda) P: R = P = I + 0.3 G / sqrt(d), G iid N(0, 1),
            conditioned on cond_2(P) <= cond_max by rejection (:func:`accept_conditioned`,
-           the same decision as theory.systems.conditioned_gaussian), c' = P^-T 1.
+           the same decision as theory.systems.conditioned_gaussian), c' = P^-T 1
+           (:func:`_observation_vector`).
 =========  ==============================================================================
 
 ``tests/test_trainer.py`` checks the simulation against the theory's exact covariance
@@ -52,47 +53,131 @@ from .runtime import resolve_device
 
 __all__ = ["TorchLDSSampler", "accept_conditioned"]
 
-#: squarings behind the cheap condition-number bounds of :func:`accept_conditioned` (k = 2^j).
-_SQUARINGS = 3
 #: rejection rounds before giving up (as theory.systems.conditioned_gaussian).
 _MAX_ROUNDS = 1000
 
 
-def _mm(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """Batched product of (d, d, m) matrices (batch last): faster than bmm for d = 5."""
-    return (A[:, :, None, :] * B[None, :, :, :]).sum(1)
+def _round_size(need: int, drawn: int, kept: int) -> int:
+    """Candidates to draw when ``need`` more are wanted and ``kept`` of ``drawn`` were accepted.
+
+    need / rate * 1.02 + 8 with the acceptance rate seen so far (1 before any round, at
+    least 1/64, which bounds a round's size): at the defaults (about 0.4 % rejected) a
+    round of need + 2 % + 8 candidates fails to give need accepted ones with
+    probability below 1e-6.
+
+    >>> _round_size(1500, 0, 0), _round_size(10, 1538, 1528), _round_size(10, 100, 0)
+    (1538, 19, 661)
+    """
+    rate = 1.0 if drawn == 0 else max(kept / drawn, 1.0 / 64)
+    return int(math.ceil(need / rate * 1.02)) + 8
 
 
-def accept_conditioned(P: torch.Tensor, Pinv: torch.Tensor, cond_max: float) -> torch.Tensor:
+def _gram(P: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """S = P^T P for the (d, d, m) matrices P (batch last), as a sum of d outer products of
+    rows, written into ``out`` (a (d, d, m) tensor or view) when given."""
+    S = torch.mul(P[0, :, None, :], P[0, None, :, :], out=out)
+    for k in range(1, P.shape[0]):
+        S.addcmul_(P[k, :, None, :], P[k, None, :, :])
+    return S
+
+
+def _eliminate_(A: torch.Tensor, n: int) -> torch.Tensor:
+    """Symmetric Gaussian elimination (no pivoting) of the leading n x n block of the
+    (n, n + r, m) matrices A (batch last, r right-hand-side columns), in place: afterwards
+    A is upper triangular in its first n columns, with the pivots of A = L D L^T on the
+    diagonal and the right-hand sides transformed alike.  Returns whether every pivot is
+    positive (Sylvester's criterion: A positive definite; a NaN pivot counts as not).
+    Without pivoting this is backward stable for positive definite A.
+
+    >>> A = torch.tensor([[[2.0, 2.0], [1.0, 3.0]], [[1.0, 3.0], [2.0, 4.0]]])  # batch last
+    >>> _eliminate_(A, 2).tolist()            # [[2, 1], [1, 2]] yes, [[2, 3], [3, 4]] no
+    [True, False]
+    """
+    ok = A[0, 0] > 0
+    for j in range(1, n):
+        col = A[j:, j - 1] / A[j - 1, j - 1]
+        A[j:, j:].addcmul_(col[:, None, :], A[None, j - 1, j:, :], value=-1.0)
+        ok &= A[j, j] > 0
+    return ok
+
+
+def _observation_vector(P: torch.Tensor) -> torch.Tensor:
+    """c' = P^-T 1 (d, m) for the well-conditioned (d, d, m) matrices P (batch last).
+
+    P^-T = P (P^T P)^-1, so c' = P y with S y = 1, S = P^T P positive definite (cond_2(S)
+    = cond_2(P)^2 <= cond_max^2): elimination without pivoting (:func:`_eliminate_`) and
+    back substitution, a few operations on length-m rows instead of m small LAPACK calls.
+
+    >>> P = torch.tensor([[2.0, 1.0], [0.0, 1.0]])[:, :, None]     # P^T c' = 1: c' = (1/2, 1/2)
+    >>> _observation_vector(P)[:, 0].tolist()
+    [0.5, 0.5]
+    """
+    d, m = P.shape[0], P.shape[-1]
+    A = torch.empty((d, d + 1, m), dtype=P.dtype, device=P.device)
+    _gram(P, out=A[:, :d])
+    A[:, d] = 1.0
+    _eliminate_(A, d)
+    y = torch.empty((d, m), dtype=P.dtype, device=P.device)
+    for i in reversed(range(d)):
+        r = A[i, d].clone()
+        for j in range(i + 1, d):
+            r.addcmul_(A[i, j], y[j], value=-1.0)
+        y[i] = r.div_(A[i, i])
+    c = P[:, 0] * y[0]
+    for j in range(1, d):
+        c.addcmul_(P[:, j], y[j])
+    return c
+
+
+#: relative rounding budget of the cheap test of :func:`accept_conditioned`, in units of
+#: d^2 eps cond_max^2 (eight times a first-order bound, see there).
+_ROUNDING_FACTOR = 16.0
+#: range of U (below) inside which the cheap test of :func:`accept_conditioned` is trusted.
+_U_RANGE = (2.0 ** -40, 2.0 ** 40)
+
+
+def accept_conditioned(P: torch.Tensor, cond_max: float) -> torch.Tensor:
     """cond_2(P) <= cond_max for each of the (d, d, m) matrices P (batch last), exactly.
 
-    cond_2(P)^2 = lambda_max(S) lambda_max(S^-1), S = P^T P, and for k = 2^j (j =
-    ``_SQUARINGS`` squarings) lambda_max(S)^k <= |S^k|_F <= sqrt(d) lambda_max(S)^k, so
-    with U = (|S^k|_F |S^-k|_F)^(1/k)
+    With S = P^T P, cond_2(P)^2 = lambda_max(S) / lambda_min(S), and the largest absolute
+    row sum U of S bounds lambda_max(S) from above (Gershgorin; about 1.2 lambda_max(S)
+    at the defaults).  If S - mu I, mu = U (1 + delta) / cond_max^2, is positive definite
+    (:func:`_eliminate_`), then lambda_min(S) > mu >= lambda_max(S) / cond_max^2: accept.
+    Every other matrix (about 2 % at the defaults: the rejected 0.4 %, those close to
+    the bound, any that is not finite or whose U lies outside ``_U_RANGE``) gets its
+    singular values in float64, so the decision is that of
+    ``numpy.linalg.cond(P) <= cond_max`` up to float64 rounding.
 
-        U / d^(1/k)  <=  cond_2(P)^2  <=  U.
+    The cheap test runs in P's dtype.  Forming S and eliminating perturb it by at most
+    about 2 d^2 eps lambda_max(S) (eps of the dtype; Higham, Accuracy and Stability of
+    Numerical Algorithms, eq. 3.5 and Thm 10.3, to first order; nothing under- or
+    overflows while 2^-40 <= U <= 2^40), and the margin delta = 16 d^2 eps cond_max^2
+    (4.3e-4 in float32 at d = 5, cond_max = 3) makes mu exceed lambda_max(S) /
+    cond_max^2 by eight times that: a matrix the rounded test accepts is accepted by the
+    exact one.  Where delta would exceed 1e-2 (a large cond_max or d in float32) the
+    test runs in float64.
 
-    U <= cond_max^2 accepts, U / d^(1/k) > cond_max^2 rejects (each with a relative
-    margin of 1e-4 for the float32 arithmetic); only the matrices in between (about 2 %
-    at the defaults), and any whose bound is not finite, get their singular values in
-    float64, so the decision is that of ``numpy.linalg.cond(P) <= cond_max`` up to
-    float64 rounding.  P is first scaled to max |P_ij| = 1 (cond is scale-free), so that
-    lambda_max(S) >= 1 and nothing underflows; a bound that overflows is decided exactly too.
+    >>> P = torch.tensor([[1.0, 0.0], [0.0, 2.9]])[:, :, None].repeat(1, 1, 2)
+    >>> P[1, 1, 1] = 3.1
+    >>> accept_conditioned(P, 3.0).tolist()
+    [True, False]
     """
     d = P.shape[0]
-    top_entry = P.abs().amax((0, 1))                     # cond is scale-free: max |P_ij| = 1
-    Pn, Pinv = P / top_entry, Pinv * top_entry           # so lambda_max(S) >= 1, no underflow
-    S = _mm(Pn.transpose(0, 1), Pn)
-    Si = _mm(Pinv, Pinv.transpose(0, 1))
-    for _ in range(_SQUARINGS):
-        S, Si = _mm(S, S), _mm(Si, Si)
-    k = 2 ** _SQUARINGS
-    prod = S.double().square().sum((0, 1)) * Si.double().square().sum((0, 1))   # U^(2k)
-    top = float(cond_max) ** (4 * k)                                          # (cond_max^2)^(2k)
-    finite = torch.isfinite(prod)
-    accept = finite & (prod <= top * (1.0 - 1e-4))
-    reject = finite & (prod > top * float(d * d) * (1.0 + 1e-4))            # U^(2k) <= d^2 cond^(4k)
-    unsure = torch.nonzero(~(accept | reject)).flatten()                    # includes NaN
+    kappa2 = float(cond_max) ** 2
+    dtype = P.dtype
+    delta = _ROUNDING_FACTOR * d * d * torch.finfo(dtype).eps * kappa2
+    if delta > 1e-2:
+        dtype = torch.float64
+        delta = _ROUNDING_FACTOR * d * d * torch.finfo(dtype).eps * kappa2
+    S = _gram(P.to(dtype))
+    rows = S[0].abs()                                    # S symmetric: row i = column i
+    for i in range(1, d):
+        rows.add_(S[i].abs())
+    U = rows.amax(0)                                     # >= lambda_max(S) (Gershgorin)
+    trusted = (U >= _U_RANGE[0]) & (U <= _U_RANGE[1])    # False for NaN and inf too
+    S.diagonal(0, 0, 1).sub_((U * ((1.0 + delta) / kappa2))[:, None])    # S - mu I
+    accept = trusted & _eliminate_(S, d)
+    unsure = torch.nonzero(~accept).flatten()
     if unsure.numel():
         sv = torch.linalg.svdvals(P[:, :, unsure].permute(2, 0, 1).double())
         accept[unsure] = (sv[:, -1] > 0) & (sv[:, 0] <= cond_max * sv[:, -1])
@@ -109,9 +194,11 @@ class TorchLDSSampler:
 
     Random streams: everything comes from ``generator`` on the sampler's device, in this
     order: lambda (``torch.rand``, (d, m)); for b the vector u ((d, m), or the Gaussian
-    matrices of Q when the noise is not isotropic); for d the matrices G of P ((d, d, m)
-    per rejection round, each round redrawing only the rejected systems); then the
-    (T+1) d m + T m standard normals of x_0, w_1..w_T, v_1..v_T.  The same generator
+    matrices of Q when the noise is not isotropic); for d the candidate matrices G of P
+    ((d, d, k) per rejection round, :meth:`_conditioned`); then the (T+1) d m + T m
+    standard normals of x_0, w_1..w_T, v_1..v_T.  The eigenbases (d; b when not
+    isotropic) can instead be drawn beforehand by :meth:`draw_bases`, from a generator
+    of their own, and passed to :meth:`draw` (the trainer does so).  The same generator
     state gives the same y on the same device; CPU and CUDA streams differ.
     """
 
@@ -169,30 +256,38 @@ class TorchLDSSampler:
         return (Q * sgn[:, None, :]).permute(1, 2, 0).contiguous()
 
     def _conditioned(self, m, generator):
-        """(P, P^-1), each (d, d, m): P = I + scale G / sqrt(d) conditioned on cond_2(P) <= cond_max.
+        """(P, c'): P (d, d, m) = I + scale G / sqrt(d) conditioned on cond_2(P) <= cond_max,
+        and c' = P^-T 1 (d, m).
 
-        Rejection in rounds: the first round draws all m matrices, each later one redraws
-        only the rejected systems (in order), as theory.systems.conditioned_gaussian.
+        Rejection in rounds, as theory.systems.conditioned_gaussian: the first round
+        draws the m matrices ((d, d, m) standard normals, batch last); each later round
+        draws, for the k systems still rejected, k divided by the acceptance rate seen so
+        far plus a margin (:func:`_round_size`), and gives its accepted candidates, in
+        order, to the rejected systems, in order (so that one extra round nearly always
+        suffices; unused candidates are dropped).  Every system ends with a candidate
+        drawn iid from the conditioned law, whatever the others: the law of the theory's
+        sampler, another stream.
         """
         fam = self.family
         d = fam.d
-        eye = torch.eye(d, dtype=self.dtype, device=self.device)[:, :, None]
 
         def candidates(k):
-            cand = eye + (P_SCALE / math.sqrt(d)) * self._randn((d, d, k), generator)
-            inv, info = torch.linalg.inv_ex(cand.permute(2, 0, 1))
-            inv = inv.permute(1, 2, 0).contiguous()
-            return cand, inv, accept_conditioned(cand, inv, fam.cond_max) & (info == 0)
+            cand = self._randn((d, d, k), generator).mul_(P_SCALE / math.sqrt(d))
+            cand.diagonal(0, 0, 1).add_(1.0)                 # I + scale G / sqrt(d)
+            return cand, accept_conditioned(cand, fam.cond_max)
 
-        P, Pinv, ok = candidates(m)
-        todo = torch.nonzero(~ok).flatten()
+        P, ok = candidates(m)
+        drawn, kept = m, int(ok.sum())
+        todo = torch.nonzero(~ok).flatten()                  # rejected systems, in order
         for _ in range(_MAX_ROUNDS):
             if todo.numel() == 0:
-                return P, Pinv
-            cand, inv, ok = candidates(todo.numel())
-            P[:, :, todo[ok]] = cand[:, :, ok]
-            Pinv[:, :, todo[ok]] = inv[:, :, ok]
-            todo = todo[~ok]
+                return P, _observation_vector(P)
+            k = _round_size(todo.numel(), drawn, kept)
+            cand, ok = candidates(k)
+            good = torch.nonzero(ok).flatten()[:todo.numel()]
+            drawn, kept = drawn + k, kept + int(ok.sum())
+            P[:, :, todo[:good.numel()]] = cand[:, :, good]
+            todo = todo[good.numel():]
         raise ValueError(f"cond_max={fam.cond_max} is too small: rejection sampling did not finish")
 
     def _simulate_tm(self, m, z, lamT=None, A=None, R=None, cvec=None):
@@ -231,7 +326,32 @@ class TorchLDSSampler:
         return y
 
     # -- public -----------------------------------------------------------------------------
-    def draw(self, m: int, generator: torch.Generator):
+    @property
+    def needs_bases(self) -> bool:
+        """Whether a system carries an eigenbasis R to draw (setting d; setting b when its
+        noise is not isotropic): the part of a draw :meth:`draw_bases` makes separately."""
+        return self.family.setting == "d" or (self.family.setting == "b" and not self._isotropic)
+
+    def draw_bases(self, m: int, generator: torch.Generator):
+        """``(R, cvec)`` of ``m`` fresh systems (R (d, d, m), cvec = R^-T 1 (d, m)), or None
+        when the family has no basis to draw (:attr:`needs_bases`).
+
+        Setting d: P conditioned on cond_2(P) <= cond_max and c' = P^-T 1
+        (:meth:`_conditioned`); setting b with non-isotropic noise: Q Haar and c' = Q 1.
+        The trainer draws the bases of many steps in one call from a stream of their own
+        (models/trainer.py) and hands each shard its columns (``draw(..., bases=)``).
+        """
+        m = check_positive_int("m", m)
+        self._check_gen(generator)
+        if not self.needs_bases:
+            return None
+        with torch.no_grad():
+            if self.family.setting == "d":
+                return self._conditioned(m, generator)
+            Q = self._haar(m, generator)
+            return Q, Q.sum(1)                               # c' = Q 1 = Q^-T 1
+
+    def draw(self, m: int, generator: torch.Generator, bases=None):
         """The random inputs of ``m`` fresh systems: ``(kind, args, z)``.
 
         ``kind`` is "eigen" with ``args = (lamT, R, cvec)`` (module doc; lamT (d, m), R
@@ -239,27 +359,33 @@ class TorchLDSSampler:
         given systems (:meth:`finish` only), "full" with ``args = A`` (d, d, m) or "diag"
         with ``args = lamT``; z holds the (T+1) d m + T m standard normals of x_0,
         w_1..w_T, v_1..v_T.  Split from :meth:`finish` so that the expensive part (the
-        normals, and the matrices of setting d) can run on a helper thread.
+        normals) can run on a helper thread.
+
+        ``bases``: where :attr:`needs_bases`, the ``(R, cvec)`` of the m systems, drawn
+        beforehand by :meth:`draw_bases` (the trainer's route); None draws them here,
+        from ``generator`` right after lambda (order of the streams: class doc).
         """
         m = check_positive_int("m", m)
         self._check_gen(generator)
         fam = self.family
         d = fam.d
         lo, hi = fam.eigenvalue_range
+        if bases is not None:
+            if not self.needs_bases:
+                raise ValueError(f"bases must be None for setting {fam.setting!r} "
+                                 "(it draws no eigenbasis)")
+            if (not isinstance(bases, tuple) or len(bases) != 2
+                    or tuple(bases[0].shape) != (d, d, m) or tuple(bases[1].shape) != (d, m)):
+                raise ValueError(f"bases must be (R, cvec) of shapes ({d}, {d}, {m}) and ({d}, {m})")
         with torch.no_grad():
             lamT = torch.rand(d, m, generator=generator, device=self.device, dtype=self.dtype)
             lamT.mul_(hi - lo).add_(lo)                      # lambda_i ~ U[lo, hi), shape (d, m)
             R = cvec = None
-            if fam.setting == "b":
-                if self._isotropic:
-                    u = self._randn((d, m), generator)
-                    cvec = u * (math.sqrt(d) / torch.linalg.vector_norm(u, dim=0))
-                else:
-                    R = self._haar(m, generator)
-                    cvec = R.sum(1)                          # Q 1
-            elif fam.setting == "d":
-                R, Rinv = self._conditioned(m, generator)
-                cvec = Rinv.sum(0)                           # P^-T 1
+            if self.needs_bases:
+                R, cvec = bases if bases is not None else self.draw_bases(m, generator)
+            elif fam.setting == "b":                         # isotropic: only c' = Q 1
+                u = self._randn((d, m), generator)
+                cvec = u * (math.sqrt(d) / torch.linalg.vector_norm(u, dim=0))
             return "eigen", (lamT, R, cvec), self._noise(m, generator)
 
     def finish(self, drawn) -> torch.Tensor:

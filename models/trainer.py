@@ -30,11 +30,16 @@ a CPU; timings: docs/notes.md, section "Training speed").
 
 Random streams and threads.  Each step's batch is cut into shards of at most
 ``SHARD_SIZE`` systems, each drawn from its own generator seeded by
-``stream_seed(seed, purpose, step, shard)``.  With k torch threads available, k - 1
+``stream_seed(seed, purpose, step, shard)``.  Where the systems carry an eigenbasis
+(setting d; setting b with non-isotropic noise) the bases of ``BASES_BLOCK`` = 16
+consecutive steps are drawn in one call from ``stream_seed(seed, purpose + 3, block)``
+and handed to the shards (``_Batches``): drawing them per shard took more time than
+the rest of a step (docs/notes.md, "Training speed").  With k torch threads available, k - 1
 helper threads draw the random inputs of the next steps' shards (``torch.rand`` +
 ``torch.randn``: most of the work, long kernels that release the GIL) while the main
 thread simulates the trajectories, builds the features and takes the optimiser step;
-a shard no helper has started yet the main thread draws itself.  The streams depend
+a shard no helper has started yet the main thread draws itself, and the helpers also
+draw the next block of bases ahead.  The streams depend
 only on the configuration, never on the thread count or the scheduling, so the same
 seed gives bitwise the same weights on a given CPU.  During training the process's
 torch intra-op thread count is set to 1 (the parallelism is the helpers') and restored
@@ -94,6 +99,8 @@ _PREFETCH = 3
 
 # purposes of the random streams (second word of stream_seed, after the seed)
 _STREAM_TRAIN, _STREAM_INIT, _STREAM_EVAL = 0, 1, 2
+#: the eigenbases of purpose p come from purpose p + 3 (3: training, 5: held-out batch)
+_BASES_OFFSET = 3
 
 
 # ----------------------------------------------------------------------------- training
@@ -117,22 +124,84 @@ def _shard_sizes(batch: int) -> list[int]:
     return [base + (1 if j < extra else 0) for j in range(k)]
 
 
+#: Steps whose eigenbases (setting d; setting b with non-isotropic noise) are drawn in one
+#: call: one long sequence of torch operations instead of many short ones per shard.
+BASES_BLOCK = 16
+
+
+class _Once:
+    """A value computed at most once, by the first thread that asks (the others wait)."""
+
+    def __init__(self, make):
+        self._make, self._lock, self._value = make, threading.Lock(), None
+
+    def get(self):
+        with self._lock:
+            if self._make is not None:
+                self._value, self._make = self._make(), None
+            return self._value
+
+
 class _Batches:
-    """Produces step batches: shard j of step t from stream (seed, purpose, t, j)."""
+    """Produces step batches: shard j of step t from stream (seed, purpose, t, j).
+
+    Where the systems carry an eigenbasis (``sampler.needs_bases``), the bases of the
+    ``BASES_BLOCK`` steps kB .. kB + B - 1 are drawn in one call from stream (seed,
+    purpose + 3, k) (:data:`_BASES_OFFSET`), and shard j of step t takes its columns,
+    in step-major and then shard order: with batch 3000 (shards of 1500), step t = 17
+    of block k = 1 takes columns 3000 .. 4499 (shard 0) and 4500 .. 5999 (shard 1).
+    The streams depend only on (seed, purpose, step, shard) and (seed, purpose, block),
+    never on which thread draws first.
+    """
 
     def __init__(self, config: TrainConfig, sampler: TorchLDSSampler, purpose: int, batch: int,
-                 want_features: bool):
+                 want_features: bool, steps: int):
         self.config = config
         self.sampler = sampler
         self.purpose = purpose
+        self.batch = batch
+        self.steps = steps
         self.sizes = _shard_sizes(batch)
+        self.offsets = [sum(self.sizes[:j]) for j in range(len(self.sizes))]
         self.want_features = want_features
+        # stack features are batch first (models/features.py: C (B, s+1, s+1), ...),
+        # single-layer features and y batch last
+        self.batch_dim = 0 if want_features and config.layers > 1 else -1
+        self.block = BASES_BLOCK if sampler.needs_bases else 0
+        self._blocks: dict[int, _Once] = {}
+        self._blocks_lock = threading.Lock()
+
+    def bases_block(self, k: int):
+        """(R, cvec) of the steps of block k, columns step-major (class doc); computed once."""
+        with self._blocks_lock:
+            entry = self._blocks.get(k)
+            if entry is None:
+                entry = self._blocks[k] = _Once(lambda: self._draw_block(k))
+                for old in [i for i in self._blocks if i < k - 1]:   # steps run in order
+                    del self._blocks[old]                           # (recomputed if asked again)
+        return entry.get()
+
+    def _draw_block(self, k: int):
+        n_steps = min(self.block, self.steps - k * self.block)
+        gen = torch.Generator(device=self.sampler.device)
+        gen.manual_seed(stream_seed(self.config.seed, self.purpose + _BASES_OFFSET, k))
+        return self.sampler.draw_bases(n_steps * self.batch, gen)
+
+    def bases(self, step: int, j: int):
+        """The (R, cvec) columns of shard j of ``step``, or None (no eigenbasis to draw)."""
+        if not self.block:
+            return None
+        k, i = divmod(step, self.block)
+        lo = i * self.batch + self.offsets[j]
+        R, cvec = self.bases_block(k)
+        return (R[:, :, lo:lo + self.sizes[j]].contiguous(), cvec[:, lo:lo + self.sizes[j]].contiguous())
 
     def draw(self, step: int, j: int):
         """Random inputs of shard j of ``step`` (thread-safe: per-thread generator)."""
+        bases = self.bases(step, j)
         gen = _thread_generator(self.sampler.device)
         gen.manual_seed(stream_seed(self.config.seed, self.purpose, step, j))
-        return self.sampler.draw(self.sizes[j], gen)
+        return self.sampler.draw(self.sizes[j], gen, bases=bases)
 
     def finish(self, drawn):
         with torch.no_grad():
@@ -146,13 +215,13 @@ class _Batches:
     def shard(self, step: int, j: int):
         return self.finish(self.draw(step, j))
 
-    @staticmethod
-    def join(parts):
+    def join(self, parts):
+        """One batch from the shards' parts, concatenated along the batch axis."""
         if len(parts) == 1:
             return parts[0]
         if isinstance(parts[0], tuple):
-            return tuple(torch.cat(p, dim=-1) for p in zip(*parts))
-        return torch.cat(parts, dim=-1)
+            return tuple(torch.cat(p, dim=self.batch_dim) for p in zip(*parts))
+        return torch.cat(parts, dim=self.batch_dim)
 
 
 def _resolve_progress(progress, steps):
@@ -196,14 +265,16 @@ MEMORY_FRACTION = 0.5
 def memory_estimate(config: TrainConfig) -> int:
     """Bytes a run holds at its peak: the prefetched random inputs and features of
     ``_PREFETCH`` + 1 steps, one step's trajectories and features (or, through the forward
-    pass, the tokens of every layer) with their gradients, and the held-out batch in float64."""
+    pass, the tokens of every layer) with their gradients, two blocks of eigenbases where
+    the systems carry one (settings d and b), and the held-out batch in float64."""
     fam = config.family()
     item = 4 if config.dtype == "float32" else 8
     f = max((config.s + 1) ** 2 * config.s, 2 * config.layers * (config.s + 1) * (fam.T + 1))
     per = (fam.T + 1) * fam.d + fam.T + fam.d * fam.d + 2 * fam.d
     step = config.batch * (per + 2 * (f + fam.T)) * item
     held = config.batch * (per + f + (config.s + 1) * (fam.T + 1)) * 8
-    return int((_PREFETCH + 2) * step + held)
+    bases = 2 * BASES_BLOCK * config.batch * (fam.d * fam.d + fam.d) * item if config.setting in ("b", "d") else 0
+    return int((_PREFETCH + 2) * step + held + bases)
 
 
 def _machine_memory() -> int | None:
@@ -272,7 +343,7 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
     family = config.family()
     sampler = TorchLDSSampler(family, device=dev, dtype=dtype)
     effective = config.forward == "effective"
-    batches = _Batches(config, sampler, _STREAM_TRAIN, config.batch, effective)
+    batches = _Batches(config, sampler, _STREAM_TRAIN, config.batch, effective, config.steps)
     n_shards = len(batches.sizes)
 
     init_gen = torch.Generator().manual_seed(stream_seed(config.seed, _STREAM_INIT))
@@ -307,6 +378,10 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
     # the main thread's many small ops never wait for the GIL behind a helper's.
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ldsicl-data") if workers > 0 else None
     pending = collections.deque()
+    bases_ahead = []            # the helpers also draw the next block of eigenbases (_Batches)
+
+    def prepare_bases(k):       # returns None: the future must not keep the block alive
+        batches.bases_block(k)
 
     def submit(step):
         return [pool.submit(batches.draw, step, j) for j in range(n_shards)]
@@ -317,6 +392,8 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
         futs = pending.popleft()
         if step + _PREFETCH < config.steps:
             pending.append(submit(step + _PREFETCH))
+        if batches.block and step % batches.block == 0 and step + batches.block < config.steps:
+            bases_ahead[:] = [pool.submit(prepare_bases, step // batches.block + 1)]
         drawn = [None] * n_shards
         for j in reversed(range(n_shards)):  # the last shards are the least likely started
             if futs[j].cancel():
@@ -356,7 +433,7 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
                 bar.set_postfix(loss=f"{float(losses[step]):.4g}", refresh=False)
     finally:
         if pool is not None:
-            for futs in pending:
+            for futs in [*pending, bases_ahead]:
                 for f in futs:
                     f.cancel()
             pool.shutdown(wait=True)
@@ -394,7 +471,7 @@ def _eval_loss(config, family, dev, W_V, W_QK) -> float:
     something else).
     """
     sampler = TorchLDSSampler(family, device=dev, dtype=torch.float64)
-    batches = _Batches(config, sampler, _STREAM_EVAL, config.batch, False)
+    batches = _Batches(config, sampler, _STREAM_EVAL, config.batch, False, 1)
     y_tm = batches.join([batches.shard(0, j) for j in range(len(batches.sizes))])
     cls = LinearSelfAttention if config.layers == 1 else StackedAttention
     model = cls.from_weights(W_V, W_QK, dtype=torch.float64, device=dev)

@@ -327,16 +327,42 @@ def test_same_seed_gives_bitwise_identical_weights(tiny_result):
     assert not np.array_equal(other.W_V, tiny_result.W_V)
 
 
-def test_weights_do_not_depend_on_the_thread_count():
-    """Data streams are per (seed, step, shard), never per thread: 1 and 2 torch threads
-    (no helper / one helper thread) give bitwise the same weights.  batch > SHARD_SIZE
-    so that a step has two shards."""
-    cfg = TrainConfig(seed=5, steps=8, batch=3100)
+@pytest.mark.parametrize("setting", ["a", "d"])
+def test_weights_do_not_depend_on_the_thread_count(setting):
+    """Data streams are per (seed, step, shard) and, for the eigenbases of setting d, per
+    block of steps, never per thread: 1 and 2 torch threads (no helper / one helper
+    thread) give bitwise the same weights.  batch > SHARD_SIZE so that a step has two
+    shards; in setting d 20 steps span two blocks of bases (16 + 4)."""
+    cfg = TrainConfig(setting, seed=5, steps=8 if setting == "a" else 20, batch=3100)
     with torch_threads(1):
         one = train(cfg, device="cpu", progress=False)
     with torch_threads(2):
         two = train(cfg, device="cpu", progress=False)
     assert np.array_equal(one.W_V, two.W_V) and np.array_equal(one.W_QK, two.W_QK)
+
+
+def test_shards_take_their_columns_of_the_bases_block():
+    """Setting d: shard j of step t gets columns (t - 16 k) batch + offset_j of block k's
+    bases, drawn from stream (seed, 3, k) (models.trainer._Batches); the last block is
+    short; blocks asked for out of order or again are the same."""
+    from models.trainer import BASES_BLOCK, _Batches
+    cfg = TrainConfig("d", d=3, T=4, seed=2, steps=BASES_BLOCK + 3, batch=SHARD_SIZE + 10)
+    sampler = TorchLDSSampler(cfg.family(), dtype=torch.float64)
+    batches = _Batches(cfg, sampler, 0, cfg.batch, False, cfg.steps)
+    assert batches.sizes == [773, 773] and batches.offsets == [0, 773]
+    ref = [sampler.draw_bases(n * cfg.batch, torch.Generator().manual_seed(stream_seed(2, 3, k)))
+           for k, n in ((1, 3), (0, BASES_BLOCK))]
+    for step, j in ((BASES_BLOCK + 2, 1), (0, 0), (5, 1), (BASES_BLOCK, 0), (5, 1)):
+        k, i = divmod(step, BASES_BLOCK)
+        R_ref, c_ref = ref[1 - k]
+        lo = i * cfg.batch + batches.offsets[j]
+        R, c = batches.bases(step, j)
+        assert torch.equal(R, R_ref[:, :, lo:lo + 773]) and torch.equal(c, c_ref[:, lo:lo + 773])
+        drawn = batches.draw(step, j)
+        assert torch.equal(drawn[1][1], R)
+    assert batches.bases_block(1)[0].shape == (3, 3, 3 * cfg.batch)
+    assert _Batches(cfg.replace(setting="a"), TorchLDSSampler(cfg.replace(setting="a").family()),
+                    0, cfg.batch, False, cfg.steps).bases(0, 0) is None
 
 
 def test_result_fields_and_round_trip(tiny_result):
@@ -686,29 +712,16 @@ def _stack_config(batch):
     return TrainConfig("a", s=1, layers=2, T=6, steps=3, batch=batch, lr=0.01, dtype="float64")
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
-    "known defect: _Batches.join concatenates the shards' stack features (C (B, s+1, s+1), "
-    "zq (B, s+1), target (B,), batch first) along their last axis, so an effective-form stack "
-    "whose batch is above SHARD_SIZE = 1536 fails at its first step.  The fix changes the "
-    "training code, whose fingerprint keys every cached weight (models/fingerprint.py): left "
-    "for the next full retrain; models.cache.train_cached refuses such a batch meanwhile"))
 def test_an_effective_stack_trains_on_a_batch_of_two_shards():
-    _forward_forms_agree(_stack_config(SHARD_SIZE + 1))     # forward="model" joins y: it trains
+    """The shards' stack features (batch first) are joined along the batch axis: the
+    effective form follows the forward pass on a batch of two shards (this failed at
+    the first step while the join used the last axis)."""
+    _forward_forms_agree(_stack_config(SHARD_SIZE + 1))
 
 
 def test_an_effective_stack_follows_its_forward_pass_on_one_shard():
     """The reference of the test above, on one shard (where no join is needed)."""
     _forward_forms_agree(_stack_config(SHARD_SIZE))
-
-
-def test_train_cached_refuses_a_stack_batch_of_two_shards(tmp_path):
-    cfg = TrainConfig("a", s=1, layers=2, T=6, steps=2, batch=SHARD_SIZE + 1)
-    with pytest.raises(ValueError, match="^batch must be <= 1536"):
-        cache_mod.train_cached(cfg, cache_dir=tmp_path)
-    assert not list(tmp_path.iterdir())                     # refused before any work
-    for ok in (cfg.replace(forward="model"), cfg.replace(layers=1)):   # what the guard lets through
-        res = cache_mod.train_cached(ok, cache_dir=tmp_path, device="cpu", progress=False)
-        assert np.isfinite(res.eval_loss)
 
 
 def test_radius_scales_the_eigenvalues_of_every_sampler():
