@@ -41,8 +41,8 @@ STACK_BETAS = (0.9, 0.99)
 STACK_SEEDS = 3
 # Sequences per step of the stack runs: ``profile.stack_batch`` [ours; the paper trains no
 # stack], 1000 in the quick profile and 1500 in the paper profile.  Not the AR runs' 3000:
-# the 42 stack runs take about 15 min of training on 2 cores at 1000 and 22 min at 1500
-# (recorded; docs/settings.md, Profiles).
+# the 42 stack runs take 21.8 min of single-threaded training at 1000 and 27.5 min at
+# 1500 (recorded on two xdist workers side by side; docs/settings.md, Profiles).
 
 
 def depth_config(layers: int, T: int, seed_index: int, profile):
