@@ -33,10 +33,6 @@ def _batch_last(P):
     return torch.as_tensor(P).permute(1, 2, 0).contiguous()
 
 
-def _inv(P):
-    return torch.linalg.inv(P.permute(2, 0, 1)).permute(1, 2, 0).contiguous()
-
-
 # ----------------------------------------------------------------------------- rejection
 @settings(max_examples=30, deadline=None)
 @given(scale=st.floats(0.05, 3.0), cond_max=st.floats(1.05, 20.0), d=st.integers(1, 6),
