@@ -4,7 +4,11 @@ Claims (``test_<claim>.py``; shared pieces of the AR(1) claims in ``_ar1.py``) a
 harness:
 
 - :mod:`claims.records`   how a check records what it measured, its interval and verdict
-  (``claim.record(...).check()``).
+  (``claim.record(...).check()``): the record type ``ClaimRecord`` with its ``check_id``,
+  coordinates and per-run entries.
+- :mod:`claims.runs`      run ids: the name of each trained run, from its configuration.
+- :mod:`claims.headlines` the headline checks of each claim (the paper's statements).
+- :mod:`claims.legacy`    reports of the previous schema (3) mapped to check ids.
 - :mod:`claims.display`   how values, criteria and intervals are shown in the reports.
 - :mod:`claims.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE,
   percentile bootstrap) and what would decide an inconclusive check.

@@ -4,18 +4,22 @@ Usage::
 
     python -m claims.compare BEFORE.json AFTER.json [--rtol 1e-14]
         [--ignore-keys generated,test,environment] [--ignore-profile-keys mc_systems,settings_trained]
-        [--key claim,setting,metric,function] [--verbose] [--verdicts]
+        [--key check_id] [--verbose] [--verdicts]
 
 ``--verdicts`` compares only what the reports conclude (each matched record's kind,
 verdict, expectation and test outcome, and the unmatched records); ``.ci/run`` uses it
 to compare a fresh quick run with the published ``docs/results/quick.json``.
 
-Records are matched by a key that survives a renamed parametrization id or a moved test
-file: by default the claim, the setting, the metric and the test's *function* name (the
-node id ``claims/test_x.py::test_f[a-1]`` gives ``test_f``).  Records that share a key
-(e.g. two parametrizations of one test that record the same metric) are matched in
-report order, i.e. by node id and then by their order within the test.  Records without
-a partner are reported and make the comparison fail.
+Records are matched by their ``check_id`` (claims/records.py: the claim, the check's name
+and its coordinates), which survives a reworded label, a renamed parametrization id or a
+moved test file.  ``--key`` names other record fields to match by (``function`` is the
+test's function name, from the node id ``claims/test_x.py::test_f[a-1]``); records that
+share a key are matched in report order, i.e. by node id and then by their order within
+the test.  Records without a partner are reported and make the comparison fail.
+
+A report of the previous schema (3, records without ``check_id``) is first mapped to the
+current one by claims/legacy.py (``upgrade_report``), so runs published before the
+change compare with runs after it.
 
 Two matched records must agree on every key except those of ``--ignore-keys`` (at any
 depth: in the report, in a record, in its ``details``; default: the timestamp
@@ -38,12 +42,14 @@ differing fields, before -> after); the unmatched records.  Exit status 0 when
 everything matches, 1 when something differs, 2 when an input is unusable (one line on
 stderr naming the file and the problem).
 
->>> a = {"records": [{"claim": "c", "setting": "a", "metric": "m", "test": "t.py::f[x]",
+>>> a = {"records": [{"check_id": "c/m/a", "label": "m", "test": "t.py::f[x]",
 ...                   "measured": 0.1, "verdict": "holds"}]}
->>> b = {"records": [{"claim": "c", "setting": "a", "metric": "m", "test": "u.py::f[y]",
+>>> b = {"records": [{"check_id": "c/m/a", "label": "reworded", "test": "u.py::f[y]",
 ...                   "measured": 0.1 + 1e-17, "verdict": "holds"}]}
->>> compare_reports(a, b).ok
+>>> compare_reports(a, b, ignore_keys=("test", "label")).ok
 True
+>>> compare_verdicts(a, b)          # --verdicts: the label is no part of what a run concludes
+[]
 """
 from __future__ import annotations
 
@@ -55,12 +61,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from claims.legacy import LEGACY_SCHEMA, upgrade_report
+
 __all__ = ["DEFAULT_IGNORE_KEYS", "DEFAULT_IGNORE_PROFILE_KEYS", "DEFAULT_KEY", "Comparison",
-           "compare_reports", "compare_verdicts", "load_report", "main"]
+           "compare_reports", "compare_verdicts", "current", "load_report", "main"]
 
 DEFAULT_IGNORE_KEYS = ("generated", "test", "environment")
 DEFAULT_IGNORE_PROFILE_KEYS = ("mc_systems", "settings_trained")
-DEFAULT_KEY = ("claim", "setting", "metric", "function")
+DEFAULT_KEY = ("check_id",)
 DEFAULT_RTOL = 1e-14
 
 
@@ -69,7 +77,8 @@ class BadInput(ValueError):
 
 
 def load_report(path: str) -> dict:
-    """The parsed report at ``path``; :class:`BadInput` naming the problem otherwise."""
+    """The parsed report at ``path`` (a schema 3 report mapped to the current schema, module
+    doc); :class:`BadInput` naming the problem otherwise."""
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -77,18 +86,29 @@ def load_report(path: str) -> dict:
         raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BadInput(f"{path}: not JSON: {exc}") from None
-    check_report(data, path)
+    return current(data, path)
+
+
+def current(data: Any, name: str) -> dict:
+    """``data`` checked (:func:`check_report`) and, if of schema 3, mapped to the current
+    schema (claims/legacy.py)."""
+    if isinstance(data, dict) and data.get("schema") == LEGACY_SCHEMA:
+        try:
+            data = upgrade_report(data)
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            raise BadInput(f"{name}: a schema 3 record could not be mapped to a check id: {exc}") from None
+    check_report(data, name)
     return data
 
 
 def check_report(data: Any, name: str) -> None:
-    """:class:`BadInput` unless ``data`` looks like a claims report."""
+    """:class:`BadInput` unless ``data`` looks like a claims report of the current schema."""
     if not isinstance(data, dict) or not isinstance(data.get("records"), list):
         raise BadInput(f"{name}: not a claims report (no list 'records' at the top level)")
     for i, r in enumerate(data["records"]):
         if not isinstance(r, dict):
             raise BadInput(f"{name}: records[{i}] is not an object")
-        for k in ("claim", "metric", "measured"):
+        for k in ("check_id", "label", "measured"):
             if k not in r:
                 raise BadInput(f"{name}: records[{i}] has no {k!r}")
 
@@ -186,8 +206,7 @@ def compare_reports(before: Mapping, after: Mapping, *, rtol: float = DEFAULT_RT
                     ignore_profile_keys: Sequence[str] = DEFAULT_IGNORE_PROFILE_KEYS,
                     key: Sequence[str] = DEFAULT_KEY) -> Comparison:
     """Compare two parsed reports (see the module doc for the rules)."""
-    check_report(before, "BEFORE")
-    check_report(after, "AFTER")
+    before, after = current(before, "BEFORE"), current(after, "AFTER")
     ignore = frozenset(ignore_keys)
     res = Comparison(len(before["records"]), len(after["records"]), tuple(key), rtol)
     kb, ka = _keyed(before["records"], key), _keyed(after["records"], key)
@@ -227,8 +246,7 @@ def compare_verdicts(before: Mapping, after: Mapping, *, key: Sequence[str] = DE
     """What two reports conclude differently: one line per matched record whose verdict,
     expectation, kind or test outcome differs, and per record without a partner.  Numbers
     are not compared (``--verdicts``: a change in what the suite concludes, not in a digit)."""
-    check_report(before, "BEFORE")
-    check_report(after, "AFTER")
+    before, after = current(before, "BEFORE"), current(after, "AFTER")
     kb, ka = _keyed(before["records"], key), _keyed(after["records"], key)
     out = [f"only in BEFORE: {_name(k)}" for k in kb if k not in ka]
     out += [f"only in AFTER:  {_name(k)}" for k in ka if k not in kb]

@@ -31,31 +31,32 @@ import numpy as np
 __all__ = ["render_figures"]
 
 
-def _records(records, claim, test_prefix):
+def _records(records, claim, *checks):
+    """The records of ``claim`` whose check is one of ``checks`` (by field, never by label)."""
     for r in records:
-        test = (r.get("test") or "").rsplit("::", 1)[-1]
-        if r.get("claim") == claim and test.startswith(test_prefix):
+        if r.get("claim") == claim and r.get("check") in checks:
             yield r
 
 
+def _coords(r) -> dict:
+    return r.get("coords") or {}
+
+
 def _setting_s(r):
-    """(setting, s) of a record whose setting reads "a, s=4"."""
-    head, _, tail = str(r.get("setting", "")).partition(", s=")
-    try:
-        return head, int(tail)
-    except ValueError:
-        return head, None
+    """(setting, s) from a record's coordinates."""
+    c = _coords(r)
+    return c.get("setting"), c.get("s")
 
 
 def _banding_data(records):
     """{setting: {s: {"optimum": (b, W), "trained": (b, W)}}} from the banding records."""
     out: dict = {}
-    for r in _records(records, "banding", "test_population_optimum_lies_in_a_class"):
+    for r in _records(records, "banding", "optimum-in-a-class"):
         d = r.get("details", {})
         if "b" in d and "W_QK" in d:
             st, s = _setting_s(r)
             out.setdefault(st, {}).setdefault(s, {})["optimum"] = (d["b"], d["W_QK"])
-    for r in _records(records, "banding", "test_trained_layers_are_banded"):
+    for r in _records(records, "banding", "trained-out-of-class-share"):
         d = r.get("details", {})
         if "seed0_b" in d:
             st, s = _setting_s(r)
@@ -112,7 +113,7 @@ def _banding_figure(plt, setting, per_s, path):
 
 def _cosine_data(records):
     out = {}
-    for r in _records(records, "pcg-alignment", "test_ar4_cosines_reported"):
+    for r in _records(records, "pcg-alignment", "cos_1-mean"):
         d = r.get("details", {})
         if "per_seed" in d and "optimum" in d and isinstance(d["per_seed"], list) \
                 and d["per_seed"] and isinstance(d["per_seed"][0], dict) and "cos_1" in d["per_seed"][0]:
@@ -148,15 +149,15 @@ def _cosine_figure(plt, setting, d, path):
 
 def _kappa_data(records):
     """(kappa curve details, {setting: (kappa, coefficients per seed, interval of the mean)})."""
-    curve = next((r["details"] for r in _records(records, "ar1-optimum", "test_kappa_versus_T")
+    curve = next((r["details"] for r in _records(records, "ar1-optimum", "kappa-vs-T")
                   if "kappa" in r.get("details", {})), None)
     trained = {}
-    for r in _records(records, "ar1-optimum", "test_trained_layer_reaches_kappa"):
+    for r in _records(records, "ar1-optimum", "trained-coefficient"):
         d = r.get("details", {})
-        if "coefficient_per_seed" in d and r.get("interval"):
+        if r.get("runs") and "kappa" in d and r.get("interval"):
             k = d["kappa"]
-            trained[str(r["setting"])] = (k, d["coefficient_per_seed"],
-                                          (k * (1 + r["interval"][0]), k * (1 + r["interval"][1])))
+            trained[str(_coords(r)["setting"])] = (k, [run["extra"]["coefficient"] for run in r["runs"]],
+                                                   (k * (1 + r["interval"][0]), k * (1 + r["interval"][1])))
     return curve, trained
 
 
@@ -205,7 +206,7 @@ def _seed_figure(plt, claim, rows, path):
         ax.plot([np.clip(r["measured"] / tol, -lim, lim)], [i], "|", ms=10, color=color)
     ax.axvspan(-1 if any(r["comparator"] == "abs<=" for r in rows) else -lim, 1, color="0.9", zorder=0)
     ax.axvline(1, color="0.4", lw=0.8)
-    ax.set_yticks(range(len(rows)), [f"{r.get('setting')}: {r['metric'][:58]}" + (" [control]" if r.get("expect") == "fails" else "")
+    ax.set_yticks(range(len(rows)), [f"{_where(r)}: {r['label'][:58]}" + (" [control]" if r.get("expect") == "fails" else "")
                                      for r in rows], fontsize=6)
     ax.set_xlim(-lim, lim)
     ax.invert_yaxis()
@@ -217,37 +218,51 @@ def _seed_figure(plt, claim, rows, path):
     plt.close(fig)
 
 
+def _where(r) -> str:
+    from claims.records import Coords
+    return Coords.from_dict(_coords(r)).where()
+
+
+#: the series of the ratio-to-Kalman figures, by check and variant (claims/test_kalman_parity.py,
+#: claims/test_spectral_shift.py).
+_SERIES = {("trained-mse-ratio", None): "trained layer",
+           ("baseline-mse-ratio", "least-squares"): "least squares AR(s)",
+           ("baseline-mse-ratio", "best-ar-of-the-system"): "best AR(s) of the system",
+           ("baseline-mse-ratio", "n4sid"): "N4SID (in context)",
+           ("mse-ratio", "least-squares-ar2"): "in-context least squares AR(2)",
+           ("mse-ratio", "n4sid"): "N4SID"}
+
+
 def _ratio_rows(records, claim):
-    """[(setting, label, value, (lo, hi) or None)] of the ratio-to-Kalman rows of a claim."""
+    """[(coords, series name, value, (lo, hi) or None)] of the ratio-to-Kalman rows of a claim."""
     out = []
-    for r in records:
-        if r.get("claim") != claim or "/ MSE(Kalman" not in r.get("metric", ""):
+    for r in _records(records, claim, "trained-mse-ratio", "baseline-mse-ratio", "mse-ratio"):
+        c = _coords(r)
+        name = f"L={c['layers']}" if c.get("layers") is not None else _SERIES.get((r["check"], c.get("variant")))
+        if name is None:
             continue
         iv = r.get("interval")
-        out.append((str(r.get("setting")), r["metric"], float(r["measured"]), tuple(iv) if iv else None))
+        out.append((c, name, float(r["measured"]), tuple(iv) if iv else None))
     return out
 
 
 def _parity_figure(plt, rows, path):
     """MSE / MSE(Kalman) against s, per setting and method (kalman-parity)."""
-    settings = sorted({st.split(",")[0] for st, *_ in rows})
+    settings = sorted({c["setting"] for c, *_ in rows})
     fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.4), squeeze=False, sharey=True)
     for ax, st in zip(axes[0], settings):
         series: dict = {}
-        for where, metric, v, iv in rows:
-            if where.split(",")[0] != st or ", s=" not in where:
+        for c, name, v, iv in rows:
+            if c["setting"] != st or c.get("s") is None:
                 continue
-            s_ = int(where.split("s=")[1])
-            name = ("trained layer" if "trained layer" in metric else
-                    "least squares AR(s)" if "least squares" in metric else "best AR(s) of the system")
-            series.setdefault(name, []).append((s_, v, iv))
+            series.setdefault(name, []).append((c["s"], v, iv))
         for name, pts in sorted(series.items()):
             pts.sort()
             xs = [p[0] for p in pts]
             ys = [p[1] for p in pts]
             err = np.array([[p[1] - p[2][0], p[2][1] - p[1]] if p[2] else [0, 0] for p in pts]).T
             ax.errorbar(xs, ys, yerr=np.clip(err, 0, None), fmt="-o", ms=3, capsize=2, label=name)
-        n4 = [v for where, metric, v, _ in rows if where == st and "N4SID" in metric]
+        n4 = [v for c, name, v, _ in rows if c["setting"] == st and c.get("s") is None and name.startswith("N4SID")]
         if n4:
             ax.axhline(n4[0], color="C3", ls="--", lw=1, label="N4SID (in context)")
         ax.axhline(1.0, color="black", lw=0.8)
@@ -265,15 +280,14 @@ def _shift_figure(plt, rows, path):
     """MSE / MSE(Kalman) against the spectral radius, per method (spectral-shift)."""
     fig, ax = plt.subplots(figsize=(7, 4))
     series: dict = {}
-    for where, metric, v, iv in rows:
-        r = float(where.split("r=")[1])
-        name = metric.split(") / MSE(Kalman", 1)[0].split("MSE(", 1)[1].rsplit(" seed", 1)[0]
-        series.setdefault(name, []).append((r, v))
+    stacks = {name for c, name, *_ in rows if c.get("layers") is not None}     # one row per seed
+    for c, name, v, iv in rows:
+        series.setdefault(name, []).append((float(c["radius"]), v))
     for name, pts in sorted(series.items()):
         pts.sort()
         rs = sorted({p[0] for p in pts})
         ys = [float(np.mean([p[1] for p in pts if p[0] == r])) for r in rs]
-        ax.plot(rs, ys, "-o", ms=3, label=name + (" (mean over seeds)" if name.startswith("L=") else ""))
+        ax.plot(rs, ys, "-o", ms=3, label=name + (" (mean over seeds)" if name in stacks else ""))
     ax.axhline(1.0, color="black", lw=0.8)
     ax.axvline(0.9, color="0.6", ls=":", lw=1)
     ax.set_yscale("log")                     # a deep stack can blow up out of distribution
@@ -289,10 +303,14 @@ def _shift_figure(plt, rows, path):
 def _depth_figure(plt, records, path):
     """MSE / var(y_T) against T per depth and baseline, and against depth per T (depth)."""
     pts: dict = {}
-    for r in _records(records, "depth", "test_depth_trend"):
-        T = int(str(r["setting"]).split("T=")[1])
-        name = r["metric"].split(": ", 1)[1]
-        pts.setdefault(name, []).append((T, float(r["measured"])))
+    names = {"least-squares": "in-context least squares AR(2)",
+             "best-ar2-of-the-system": "best AR(2) predictor of each system"}
+    depth_of = {}
+    for r in _records(records, "depth", "mse-over-var"):
+        c = _coords(r)
+        name = f"L={c['layers']} (mean over seeds)" if c.get("layers") is not None else names[c["variant"]]
+        depth_of[name] = c.get("layers")
+        pts.setdefault(name, []).append((c["T"], float(r["measured"])))
     if not pts:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -307,7 +325,7 @@ def _depth_figure(plt, records, path):
     a1.set_title("against T", fontsize=9)
     Ts = sorted({x[0] for p in pts.values() for x in p})
     for T in Ts:
-        depth = sorted((int(n.split("L=")[1].split(" ")[0]), v) for n, p in pts.items() if n.startswith("L=")
+        depth = sorted((depth_of[n], v) for n, p in pts.items() if depth_of[n] is not None
                        for t, v in p if t == T)
         if depth:
             a2.plot([d for d, _ in depth], [v for _, v in depth], "-o", ms=3, label=f"T = {T}")
@@ -323,7 +341,7 @@ def _depth_figure(plt, records, path):
 
 
 def _position_figure(plt, records, path):
-    d = next((r["details"] for r in _records(records, "kalman-parity", "test_per_position_mse")
+    d = next((r["details"] for r in _records(records, "kalman-parity", "per-position-mse")
               if "mse" in r.get("details", {})), None)
     if d is None:
         return False

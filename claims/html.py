@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from claims.display import format_basis, format_criterion, format_interval, format_value
+from claims.records import Coords
 
 __all__ = ["render_html"]
 
@@ -26,7 +27,7 @@ th{background:#eee}.holds{background:#dfd}.fails{background:#fdd}.inconclusive{b
 .reported{color:#555}.control{font-style:italic}img{max-width:100%;border:1px solid #ccc}
 code{font-size:0.95em}"""
 
-_COLUMNS = ("claim", "paper ref", "setting", "metric", "measured", "95% interval", "basis",
+_COLUMNS = ("check_id", "paper ref", "where", "label", "measured", "95% interval", "basis",
             "criterion", "tol. by", "verdict", "expected", "outcome")
 
 
@@ -35,7 +36,7 @@ def _e(x) -> str:
 
 
 def _row(r: Mapping) -> str:
-    cells = [r["claim"], r["paper_ref"], format_value(r.get("setting")), r["metric"],
+    cells = [r["check_id"], r["paper_ref"], Coords.from_dict(r.get("coords") or {}).where(), r["label"],
              format_value(r["measured"]), format_interval(r.get("interval")), format_basis(r),
              format_criterion(r.get("comparator"), r.get("tolerance")),
              r.get("tolerance_source") or "-", r["verdict"], r.get("expect") or "-",

@@ -36,7 +36,9 @@ Report
     table grouped by claim, with a summary line per claim, and writes the two report
     files atomically -- only if at least one record was collected (so a run of
     ``pytest tests`` writes nothing).  The outcome of each record's test is read from
-    the report attributes (claims/collect.py).
+    the report attributes (claims/collect.py).  Two records of one ``check_id`` (two
+    tests claiming the same identity) fail the session: the ids are named after the
+    table and the exit status is 1.
 
 Example claim file::
 
@@ -44,8 +46,8 @@ Example claim file::
 
     def test_mean_is_zero(claim, profile):
         x = rng_for("demo", "mean").standard_normal(profile.mc_trajectories)
-        claim.record(claim="demo", paper_ref="eq. 1", setting="a",
-                     metric="|mean| * sqrt(n)", measured=abs(x.mean()) * len(x) ** 0.5,
+        claim.record(claim="demo", check="mean-is-zero", setting="a", paper_ref="eq. 1",
+                     label="|mean| * sqrt(n)", measured=abs(x.mean()) * len(x) ** 0.5,
                      tolerance=4.0, comparator="<=", tolerance_source="project").check()
 
 The table shows each record's interval and ``holds at``; after it, the number of
@@ -63,7 +65,7 @@ import pytest
 from claims.collect import RecordCollector, mark_strict_xpass
 from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
 from claims import runopts
-from claims.records import ClaimRecorder
+from claims.records import ClaimRecorder, duplicate_ids
 from claims.report import environment, render_terminal, write_reports
 
 _PLUGIN_NAME = "claims-harness"
@@ -119,6 +121,7 @@ class ClaimsPlugin:
         self.records: list[dict] = []
         self.written: tuple[Path, ...] = ()
         self.write_error: str | None = None
+        self.duplicates: list[str] = []
 
     def report_dir(self) -> Path:
         opt = self.config.getoption("claims_report")
@@ -159,6 +162,9 @@ class ClaimsPlugin:
         self.records = self.collector.records()
         if not self.records:
             return
+        self.duplicates = duplicate_ids(self.records)
+        if self.duplicates:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         try:
             self.written = write_reports(self.records, self.report_dir(),
                                          self.profile.as_dict(),
@@ -178,6 +184,9 @@ class ClaimsPlugin:
             tr.write_line(f"report: {p}")
         if self.write_error:
             tr.write_line(self.write_error, red=True)
+        if self.duplicates:
+            tr.write_line(f"DUPLICATE check_id (each must name one check): {', '.join(self.duplicates)}",
+                          red=True)
 
 
 def pytest_configure(config):

@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
-from claims.compare import DEFAULT_KEY, record_key
 from claims.display import format_basis, format_criterion, format_interval, format_value
+from claims.records import Coords
 
 __all__ = ["START", "END", "render_block", "replace_block", "main"]
 
@@ -50,6 +50,10 @@ def _cell(r: Mapping | None) -> str:
     iv = f" {format_interval(r['interval'])} ({format_basis(r)})" if r.get("interval") else ""
     verdict = r["verdict"] + (" (xfail)" if r.get("outcome") == "xfailed" else "")
     return f"{format_value(r['measured'])}{iv}: **{verdict}**"
+
+
+def _where(r: Mapping) -> str:
+    return Coords.from_dict(r.get("coords") or {}).where()
 
 
 def _listed(r: Mapping) -> bool:
@@ -80,17 +84,17 @@ def render_block(quick: Mapping, paper: Mapping | None) -> str:
             f"{name}: {((p.get('summary') or {}).get('claims', {}).get(c) or {}).get('line', '-').split(': ', 1)[-1]}"
             for name, p in runs))
     out.append("")
-    keyed = [{record_key(r, DEFAULT_KEY): r for r in p.get("records", [])} for _, p in runs]
+    keyed = [{r["check_id"]: r for r in p.get("records", [])} for _, p in runs]
     keys = []
     for table in keyed:
         keys += [k for k, r in table.items() if _listed(r) and k not in keys]
     if keys:
-        head = ["claim", "setting", "check", "criterion (tolerance by)"] + [name for name, _ in runs]
+        head = ["check_id", "where", "label", "criterion (tolerance by)"] + [name for name, _ in runs]
         out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for k in keys:
             r0 = next(t[k] for t in keyed if k in t)
             ctl = " [control: must fail]" if r0.get("expect") == "fails" else ""
-            row = [r0["claim"], format_value(r0.get("setting")), r0["metric"] + ctl,
+            row = [f"`{r0['check_id']}`", _where(r0), r0["label"] + ctl,
                    f"{format_criterion(r0.get('comparator'), r0.get('tolerance'))} ({r0.get('tolerance_source')})"]
             row += [_cell(t.get(k)) for t in keyed]
             out.append("| " + " | ".join(_md(c) for c in row) + " |")
@@ -100,7 +104,7 @@ def render_block(quick: Mapping, paper: Mapping | None) -> str:
         if rows:
             out += ["", f"`{c}` ({', '.join(sorted({name for name, _ in rows}))} profile; reported rows, "
                         "no verdict):", "", "| setting | row | value |", "|---|---|---|"]
-            out += [f"| {_md(format_value(r.get('setting')))} | {_md(r['metric'])} | "
+            out += [f"| {_md(_where(r))} | {_md(r['label'])} | "
                     f"{_md(format_value(r['measured']))} |" for _, r in rows]
     return "\n".join(out).rstrip() + "\n"
 

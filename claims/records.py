@@ -9,8 +9,9 @@ built-in types -- and then asserts that the verdict is the expected one::
     def test_trained_coefficient(claim, profile):          # fixtures from claims/plugin.py
         errs = [...]                                       # signed per-seed relative errors
         rec = claim.record(
-            claim="ar1-optimum", paper_ref="Thm 4.1, eq. 15", setting="a",
-            metric="mean_seeds (coef - kappa) / kappa", **seed_fields(errs),
+            claim="ar1-optimum", check="trained-coefficient", setting="a",
+            label="mean_seeds (coef - kappa) / kappa", paper_ref="Thm 4.1, eq. 15",
+            **seed_fields(errs), runs=[ar1_run("a", i) for i in range(3)],   # claims/runs.py
             tolerance=profile.coef_rel_tol, comparator="abs<=", tolerance_source="project",
             details={"rel_error_per_seed": errs},
             expect="holds",                                # "fails" for a negative control
@@ -60,25 +61,40 @@ Reported rows
     no tolerance, no comparator, no expectation and verdict ``"reported"``; only for
     tables on which the paper makes no claim, never for a claim.  Nothing to check.
 
-Record keys (all values plain built-ins, so records survive pytest-xdist)::
+Identity (schema 4; docs/results/README.md describes every field)
+    ``check_id`` = ``claim/check/coordinates``, e.g. ``banding/odd-share/a/s=2`` or
+    ``spectral-shift/mse-ratio/a/L=4/r=1.05/seed=0``: the claim, the check's name and its
+    coordinates (:class:`Coords`: setting, s, T, layers, radius, seed, variant, and
+    ``control`` for a negative control), never the label text, so rewording a label
+    changes nothing that compares runs (claims.compare matches by ``check_id``).  Unique
+    within a run: :class:`ClaimRecorder` refuses a second record of one id in a test, the
+    plugin fails the session on a duplicate across tests.  ``label`` is the human text.
+Per-run entries
+    ``runs``: for checks on trained runs, one :class:`RunEntry` per run (run id, seed
+    index, value, its standard error where it has one, ``extra``), in one shape for
+    every claim.
 
-    claim, paper_ref, setting, metric, kind, measured, interval, interval_kind, n_seeds,
-    values (per-seed values of a t95-seeds interval, else None), tolerance, comparator,
-    tolerance_source, verdict, holds_at, decide, expect, details, note, test (node id),
-    order (index within the test), profile (name), outcome (passed/failed/error/xfailed/
-    xpassed/skipped, filled in from the test report, see claims.collect), xfail_reason
+Record fields (:data:`RECORD_FIELDS`; all values plain built-ins once serialised, so
+records survive pytest-xdist)::
+
+    check_id, claim, check, coords, label, paper_ref, kind, measured, interval,
+    interval_kind, n_seeds, values (per-seed values of a t95-seeds interval, else None),
+    runs, tolerance, comparator, tolerance_source, verdict, holds_at, decide, expect,
+    details, note, test (node id), order (index within the test), profile (name),
+    outcome (passed/failed/error/xfailed/xpassed/skipped, filled in from the test report,
+    see claims.collect), xfail_reason
 
 Records travel as ``("claim_record", dict)`` pairs in ``item.user_properties``.  numpy /
 torch scalars and arrays are converted to floats / lists (:func:`to_builtin`).
 
->>> make_record(claim="demo", paper_ref="eq. 1", metric="err", measured=0.5,
-...             tolerance=1, comparator="<=", tolerance_source="project")["verdict"]
+>>> make_record(claim="demo", check="err", setting="a", label="err", paper_ref="eq. 1",
+...             measured=0.5, tolerance=1, comparator="<=", tolerance_source="project").verdict
 'holds'
->>> r = make_record(claim="demo", paper_ref="eq. 1", metric="err", measured=0.5,
+>>> r = make_record(claim="demo", check="err", label="err", paper_ref="eq. 1", measured=0.5,
 ...                 interval=(0.2, 1.3), n_seeds=3, tolerance=1, comparator="<=",
 ...                 tolerance_source="project")
->>> r["verdict"], r["holds_at"], r["interval_kind"]
-('inconclusive', 1.3, 't95-seeds')
+>>> r.check_id, r.verdict, r.holds_at, r.interval_kind
+('demo/err', 'inconclusive', 1.3, 't95-seeds')
 """
 from __future__ import annotations
 
@@ -86,6 +102,7 @@ import math
 import numbers
 import operator
 import re
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -93,6 +110,8 @@ import numpy as np
 from claims.display import format_basis, format_criterion, format_interval, format_value
 
 __all__ = [
+    "COORDINATES", "RECORD_FIELDS", "Coords", "RunEntry", "ClaimRecord", "check_id",
+    "per_run_extras", "run_entries", "duplicate_ids",
     "RECORD_KEY", "COMPARATORS", "VERDICTS", "EXPECTS", "KINDS", "TOLERANCE_SOURCES",
     "INTERVAL_KINDS", "Record", "ClaimRecorder", "make_record", "compare", "to_builtin",
     "records_from_user_properties", "format_value", "format_criterion", "format_interval",
@@ -119,6 +138,7 @@ TOLERANCE_SOURCES = ("paper", "project")
 INTERVAL_KINDS = ("t95-seeds", "mc95", "bootstrap95", "t95-fit")
 
 _CLAIM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_CHECK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 # --------------------------------------------------------------------------- conversion
@@ -234,21 +254,260 @@ def _interval(interval, interval_kind, n_seeds, comparator, m):
     return [lo, hi], interval_kind, n_seeds
 
 
-def make_record(*, claim: str, paper_ref: str, metric: str, measured, tolerance=None,
+# --------------------------------------------------------------------------- identity
+
+#: the coordinates of a check, in the order they appear in its ``check_id``.
+COORDINATES = ("setting", "s", "T", "layers", "radius", "seed", "variant")
+#: prefix of each coordinate in a ``check_id`` (the setting and the variant stand bare).
+_ID_PREFIX = {"setting": "", "s": "s=", "T": "T=", "layers": "L=", "radius": "r=", "seed": "seed=",
+              "variant": ""}
+_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.,+*=_-]*$")
+
+
+def _token(name: str, value) -> str:
+    """A coordinate or check name as it enters a ``check_id``: no '/', no white space."""
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    if not _TOKEN.match(text):
+        raise ValueError(f"{name} must be a short token (letters, digits and . , + * = _ -; "
+                         f"no '/' or spaces) to enter a check_id, got {value!r}")
+    return text
+
+
+@dataclass(frozen=True)
+class Coords:
+    """Where a check was made: the structured coordinates of a record.
+
+    ``setting``: a system family (``"a"`` ... ``"d"``, ``"asym"``) or a scope such as
+    ``"symbolic"``, ``"drawn"`` or ``"a-d"``; ``s``: the AR window (an int, or a range such
+    as ``"2-4"`` when one check covers several); ``T``: the sequence length; ``layers``:
+    the depth of a stack; ``radius``: the spectral radius of the test systems (a float, or
+    a range ``"0.9-1.05"``); ``seed``: the seed index of a per-run row; ``variant``: what
+    else tells two checks of one name apart (a broken variant, a training choice);
+    ``control``: a negative control (``expect == "fails"``).  ``None`` where not applicable.
+
+    >>> Coords(setting="a", s=2).id_parts()
+    ['a', 's=2']
+    >>> Coords(setting="a", layers=4, radius=1.05, control=True).id_parts()
+    ['a', 'L=4', 'r=1.05', 'control']
+    """
+
+    setting: str | None = None
+    s: int | str | None = None
+    T: int | None = None
+    layers: int | None = None
+    radius: float | str | None = None
+    seed: int | None = None
+    variant: str | None = None
+    control: bool = False
+
+    def __post_init__(self):
+        for name, kinds, what in (("s", (int, str), "an int"), ("radius", (int, float, str), "a number")):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, kinds)):
+                raise ValueError(f"{name} must be {what}, a range string such as '2-4', or None, got {v!r}")
+        for name in ("T", "layers", "seed"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+                raise ValueError(f"{name} must be an int or None, got {v!r}")
+        for name in ("setting", "variant"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                raise ValueError(f"{name} must be a str or None, got {v!r}")
+        if not isinstance(self.control, bool):
+            raise ValueError(f"control must be a bool, got {self.control!r}")
+        self.id_parts()     # every coordinate must be a token
+
+    def id_parts(self) -> list[str]:
+        parts = [_ID_PREFIX[c] + _token(c, getattr(self, c)) for c in COORDINATES
+                 if getattr(self, c) is not None]
+        return parts + (["control"] if self.control else [])
+
+    def where(self) -> str:
+        """The coordinates as the reports show them: ``"a, s=2"``, ``"a, L=4, r=1.05"``."""
+        parts = [("" if c in ("setting", "variant") else _ID_PREFIX[c])
+                 + (f"{getattr(self, c):g}" if isinstance(getattr(self, c), float) else str(getattr(self, c)))
+                 for c in COORDINATES if getattr(self, c) is not None]
+        return ", ".join(parts) if parts else "-"
+
+    def to_dict(self) -> dict:
+        return {c: getattr(self, c) for c in COORDINATES + ("control",)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "Coords":
+        unknown = sorted(set(data) - set(COORDINATES + ("control",)))
+        if unknown:
+            raise ValueError(f"coords: unknown fields {unknown}")
+        return cls(**dict(data))
+
+
+def check_id(claim: str, check: str, coords: Coords) -> str:
+    """``claim/check/coordinates...``: stable, from the claim, the check's name and its
+    coordinates, never from label text.
+
+    >>> check_id("banding", "odd-share", Coords(setting="a", s=2))
+    'banding/odd-share/a/s=2'
+    """
+    return "/".join([_token("claim", claim), _token("check", check)] + coords.id_parts())
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One trained run behind a check: its id, seed index, value, the value's own
+    uncertainty (a standard error, where it has one) and a free ``extra`` mapping.
+
+    ``run`` is derived from the configuration the claim trains (claims/runs.py, e.g.
+    ``"ars/a/s=4/seed=2"``), the same in every profile that trains that configuration.
+    """
+
+    run: str
+    seed: int | None
+    value: float
+    stderr: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"run": self.run, "seed": self.seed, "value": self.value, "stderr": self.stderr,
+                "extra": dict(self.extra)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "RunEntry":
+        unknown = sorted(set(data) - {"run", "seed", "value", "stderr", "extra"})
+        if unknown:
+            raise ValueError(f"runs: unknown fields {unknown}")
+        return cls(run=data["run"], seed=data.get("seed"), value=data["value"],
+                   stderr=data.get("stderr"), extra=dict(data.get("extra") or {}))
+
+
+def per_run_extras(details: Mapping, n: int) -> list[dict]:
+    """The per-run scalars of ``details``: entry i of every ``<name>_per_seed`` list of
+    length ``n`` whose entries are numbers, strings, bools or None, as ``{name: value}``
+    (the lists stay in the details).  One rule for every claim, so a run's extra fields
+    need no claim-specific code.
+
+    >>> per_run_extras({"class_per_seed": ["b-odd", "b-even"], "x": 1}, 2)
+    [{'class': 'b-odd'}, {'class': 'b-even'}]
+    """
+    out = [{} for _ in range(n)]
+    for key, v in details.items():
+        if (key.endswith("_per_seed") and key != "per_seed" and isinstance(v, list) and len(v) == n
+                and all(x is None or isinstance(x, (bool, int, float, str)) for x in v)):
+            for i, x in enumerate(v):
+                out[i][key[: -len("_per_seed")]] = x
+    return out
+
+
+#: fields of a serialised record (schema 4), in the order they are written.
+RECORD_FIELDS = ("check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
+                 "interval", "interval_kind", "n_seeds", "values", "runs", "tolerance", "comparator",
+                 "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
+                 "test", "order", "profile", "outcome", "xfail_reason")
+
+
+@dataclass
+class ClaimRecord:
+    """One record: what one check measured, its interval, its verdict and where it was made.
+
+    Built by :func:`make_record` (which validates and judges); serialised by
+    :meth:`to_dict` to plain JSON types (``coords`` and ``runs`` as nested objects) and
+    read back by :meth:`from_dict`.  The readers (compare, figures, README, report) take
+    fields from here -- ``check_id``, ``coords``, ``runs`` -- never from ``label``, which is
+    free text for people.
+    """
+
+    check_id: str
+    claim: str
+    check: str
+    coords: Coords
+    label: str
+    paper_ref: str
+    kind: str
+    measured: Any
+    interval: list | None
+    interval_kind: str | None
+    n_seeds: int | None
+    values: list | None
+    runs: list | None
+    tolerance: Any
+    comparator: str | None
+    tolerance_source: str | None
+    verdict: str
+    holds_at: Any
+    decide: str | None
+    expect: str | None
+    details: dict
+    note: str | None = None
+    test: str | None = None
+    order: int | None = None
+    profile: str | None = None
+    outcome: str | None = None
+    xfail_reason: str | None = None
+
+    @property
+    def setting(self) -> str | None:
+        return self.coords.setting
+
+    @property
+    def where(self) -> str:
+        return self.coords.where()
+
+    @property
+    def is_control(self) -> bool:
+        return self.expect == "fails"
+
+    def to_dict(self) -> dict:
+        out = {}
+        for name in RECORD_FIELDS:
+            v = getattr(self, name)
+            if name == "coords":
+                v = v.to_dict()
+            elif name == "runs" and v is not None:
+                v = [r.to_dict() for r in v]
+            out[name] = v
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "ClaimRecord":
+        """A record from its serialised form (schema 4); ValueError naming what is wrong."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a record must be an object, got {type(data).__name__}")
+        missing = [k for k in ("check_id", "claim", "check", "coords", "label", "measured", "verdict")
+                   if k not in data]
+        if missing:
+            raise ValueError(f"record {data.get('check_id', '?')!r} lacks {missing} (schema 4)")
+        unknown = sorted(set(data) - set(RECORD_FIELDS))
+        if unknown:
+            raise ValueError(f"record {data['check_id']!r} has unknown fields {unknown}")
+        kw = {name: data.get(name) for name in RECORD_FIELDS}
+        kw["coords"] = Coords.from_dict(data["coords"] or {})
+        kw["runs"] = None if data.get("runs") is None else [RunEntry.from_dict(r) for r in data["runs"]]
+        kw["details"] = dict(data.get("details") or {})
+        return cls(**kw)
+
+
+def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured, tolerance=None,
                 comparator: str | None = None, tolerance_source: str | None = None,
-                setting=None, details: Mapping | None = None, expect: str | None = None,
+                setting=None, s=None, T=None, layers=None, radius=None, seed=None,
+                variant=None, control: bool | None = None, runs=None,
+                details: Mapping | None = None, expect: str | None = None,
                 note: str | None = None, interval=None, interval_kind: str | None = None,
                 n_seeds: int | None = None, kind: str = "check",
-                decide: str | None = None, values=None) -> dict:
-    """Validate the inputs and return a record dict with its verdict (see module doc).
+                decide: str | None = None, values=None) -> ClaimRecord:
+    """Validate the inputs and return a :class:`ClaimRecord` with its verdict (module doc).
+
+    ``check``: the check's name within the claim (a token such as ``"odd-share"``); with
+    the coordinates (``setting``, ``s``, ``T``, ``layers``, ``radius``, ``seed``,
+    ``variant``, and ``control``, which defaults to ``expect == "fails"``) it makes the
+    record's ``check_id``.  ``label``: the human text shown in the reports.
 
     Checks (``kind="check"``) need ``tolerance``, ``comparator`` and ``tolerance_source``;
     ``expect`` defaults to ``"holds"``.  ``note`` is a short free-text remark shown in
     the reports (e.g. which optimal family a trained run reached).  ``decide`` overrides
     the automatic text saying what would decide an inconclusive check
     (:func:`claims.stats.decide_text`).  ``values``: the per-seed values behind a
-    ``t95-seeds`` interval (:func:`claims.stats.seed_fields` fills it in), which the
-    report's figures plot against the tolerance.
+    ``t95-seeds`` interval (:func:`claims.stats.seed_fields` fills it in).  ``runs``: the
+    trained runs behind the values, as run ids (claims/runs.py) or :class:`RunEntry`;
+    with ids, entry i gets ``values[i]`` (or ``measured`` for a single run), seed index i
+    and the per-run scalars of the details (:func:`per_run_extras`).
 
     ``test``, ``order``, ``profile``, ``outcome`` and ``xfail_reason`` are ``None`` here;
     :class:`ClaimRecorder` and the plugin fill them in.
@@ -258,7 +517,10 @@ def make_record(*, claim: str, paper_ref: str, metric: str, measured, tolerance=
     if not isinstance(claim, str) or not _CLAIM_ID.match(claim):
         raise ValueError(f"claim must be a lower-case id such as 'ar1-optimum' "
                          f"(letters, digits, '.', '_', '-'), got {claim!r}")
-    for name, val in (("paper_ref", paper_ref), ("metric", metric)):
+    if not isinstance(check, str) or not _CHECK.match(check):
+        raise ValueError(f"check must be a name such as 'odd-share' or 'kappa-vs-T' "
+                         f"(letters, digits, '.', '_', '+', '-'), got {check!r}")
+    for name, val in (("paper_ref", paper_ref), ("label", label)):
         if not isinstance(val, str) or not val.strip():
             raise ValueError(f"{name} must be a non-empty str, got {val!r}")
     if kind not in KINDS:
@@ -292,8 +554,11 @@ def make_record(*, claim: str, paper_ref: str, metric: str, measured, tolerance=
         if comparator == "abs<=" and t < 0:
             raise ValueError(f"tolerance of 'abs<=' must be >= 0, got {t!r}")
     iv, interval_kind, n_seeds = _interval(interval, interval_kind, n_seeds, comparator, m)
-    if setting is not None:
-        setting = str(to_builtin(setting, _path="setting"))
+    coords = Coords(setting=None if setting is None else str(to_builtin(setting, _path="setting")),
+                    s=to_builtin(s, _path="s"), T=to_builtin(T, _path="T"),
+                    layers=to_builtin(layers, _path="layers"),
+                    radius=to_builtin(radius, _path="radius"), seed=to_builtin(seed, _path="seed"),
+                    variant=variant, control=(expect == "fails") if control is None else control)
     details = {} if details is None else to_builtin(details, _path="details")
     if not isinstance(details, dict):
         raise TypeError(f"details must be a dict, got {type(details).__name__}")
@@ -315,25 +580,52 @@ def make_record(*, claim: str, paper_ref: str, metric: str, measured, tolerance=
         if (not isinstance(values, list) or interval_kind != "t95-seeds" or len(values) != n_seeds
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values)):
             raise ValueError("values must be the n_seeds numbers behind a 't95-seeds' interval")
-    rec = {
-        "claim": claim, "paper_ref": paper_ref.strip(), "setting": setting,
-        "metric": metric.strip(), "kind": kind, "measured": m, "interval": iv,
-        "interval_kind": interval_kind, "n_seeds": n_seeds, "tolerance": t,
-        "comparator": comparator, "tolerance_source": tolerance_source, "verdict": verdict,
-        "holds_at": None if kind == "reported" else stats.holds_at(m, comparator, iv),
-        "decide": None, "expect": expect, "details": details, "note": note, "test": None,
-        "order": None, "profile": None, "outcome": None, "xfail_reason": None, "values": values,
-    }
+    runs = run_entries(runs, values, m, details, coords.seed)
+    rec = ClaimRecord(
+        check_id=check_id(claim, check, coords), claim=claim, check=check, coords=coords,
+        label=label.strip(), paper_ref=paper_ref.strip(), kind=kind, measured=m, interval=iv,
+        interval_kind=interval_kind, n_seeds=n_seeds, values=values, runs=runs, tolerance=t,
+        comparator=comparator, tolerance_source=tolerance_source, verdict=verdict,
+        holds_at=None if kind == "reported" else stats.holds_at(m, comparator, iv),
+        decide=None, expect=expect, details=details, note=note)
     if verdict == "inconclusive":
-        rec["decide"] = decide or stats.decide_text(rec)
+        rec.decide = decide or stats.decide_text(rec.to_dict())
     return rec
 
 
+def run_entries(runs, values, measured, details, seed) -> list | None:
+    """Validated run entries (see :func:`make_record`): ``runs`` as :class:`RunEntry` s, or as
+    ids that take the per-seed ``values`` (or ``measured`` for a single run, whose seed index
+    is the coordinate ``seed``) and the per-run scalars of ``details``."""
+    if runs is None:
+        return None
+    if isinstance(runs, (str, RunEntry)) or not isinstance(runs, (list, tuple)) or not runs:
+        raise ValueError(f"runs must be a non-empty list of run ids or RunEntry, got {runs!r}")
+    if all(isinstance(r, RunEntry) for r in runs):
+        entries = list(runs)
+    elif all(isinstance(r, str) and r for r in runs):
+        if values is None and len(runs) != 1:
+            raise ValueError("runs given as ids need the per-run values (a 't95-seeds' "
+                             "interval) or a single run")
+        vals = values if values is not None else [measured]
+        if len(vals) != len(runs):
+            raise ValueError(f"{len(runs)} run ids for {len(vals)} per-run values")
+        extras = per_run_extras(details, len(runs)) if len(runs) > 1 else [{}]
+        entries = [RunEntry(run=r, seed=i if len(runs) > 1 else seed, value=v, extra=x)
+                   for i, (r, v, x) in enumerate(zip(runs, vals, extras))]
+    else:
+        raise ValueError(f"runs must be all run ids or all RunEntry, got {runs!r}")
+    if len({e.run for e in entries}) != len(entries):
+        raise ValueError(f"runs must name each run once, got {[e.run for e in entries]}")
+    if values is not None and [e.value for e in entries] != list(values):
+        raise ValueError("the runs' values must be the per-seed values, in order")
+    return entries
+
+
 def _describe(r: Mapping) -> str:
-    where = f" setting {r['setting']}" if r.get("setting") is not None else ""
     iv = (f" (95 % interval {format_interval(r['interval'])}, {format_basis(r)})"
           if r.get("interval") is not None else "")
-    return (f"claim {r['claim']} [{r['paper_ref']}]{where}: {r['metric']} = "
+    return (f"{r['check_id']} [{r['paper_ref']}]: {r['label']} = "
             f"{format_value(r['measured'])}{iv}")
 
 
@@ -384,7 +676,7 @@ class Record:
     def __repr__(self) -> str:
         r = self.data
         iv = f", interval={format_interval(r['interval'])}" if r.get("interval") else ""
-        return (f"Record({r['claim']!r}, {r['metric']!r}, measured={format_value(r['measured'])}"
+        return (f"Record({r['check_id']!r}, {r['label']!r}, measured={format_value(r['measured'])}"
                 f"{iv}, {format_criterion(r['comparator'], r['tolerance'])}, "
                 f"verdict={r['verdict']!r}, expect={r['expect']!r})")
 
@@ -404,7 +696,10 @@ class ClaimRecorder:
     def record(self, **fields) -> Record:
         """Record one check (keywords of :func:`make_record`) and return it; call
         ``.check()`` on the result (a reported row needs none)."""
-        data = make_record(**fields)
+        data = make_record(**fields).to_dict()
+        if any(r.data["check_id"] == data["check_id"] for r in self.records):
+            raise ValueError(f"check_id {data['check_id']!r} recorded twice in one test: give the "
+                             "checks different names or coordinates")
         data["test"] = self.item.nodeid
         data["order"] = len(self.records)
         data["profile"] = self.profile_name
@@ -431,6 +726,18 @@ class ClaimRecorder:
                 errors.append(str(exc))
         if errors:
             raise AssertionError(f"{len(errors)} check(s) failed:\n" + "\n".join(errors))
+
+
+def duplicate_ids(records: Iterable[Mapping]) -> list[str]:
+    """The ``check_id`` s that occur more than once among ``records`` (sorted).
+
+    >>> duplicate_ids([{"check_id": "c/x"}, {"check_id": "c/y"}, {"check_id": "c/x"}])
+    ['c/x']
+    """
+    seen, dups = set(), set()
+    for r in records:
+        (dups if r["check_id"] in seen else seen).add(r["check_id"])
+    return sorted(dups)
 
 
 def records_from_user_properties(props: Iterable) -> list[dict]:

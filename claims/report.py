@@ -12,9 +12,9 @@ the number of interval checks with the number of chance disagreements expected a
 ``python -m claims.compare`` compares two such JSON files.
 
 >>> from claims.records import make_record
->>> rec = make_record(claim="demo", paper_ref="eq. 1", metric="err", measured=0.5,
+>>> rec = make_record(claim="demo", check="err", label="err", paper_ref="eq. 1", measured=0.5,
 ...                   tolerance=1, comparator="<=", tolerance_source="project")
->>> summary_lines(summarize([dict(rec, outcome="passed")]))["demo"]
+>>> summary_lines(summarize([dict(rec.to_dict(), outcome="passed")]))["demo"]
 'demo: 1 check, 1 holds'
 """
 from __future__ import annotations
@@ -28,14 +28,18 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from claims.collect import sort_records
-from claims.records import format_basis, format_criterion, format_interval, format_value
+from claims.records import Coords, format_basis, format_criterion, format_interval, format_value
 from claims.stats import LEVEL
 from models.files import atomic_write_text
 
-__all__ = ["summarize", "summary_lines", "interval_lines", "inconclusive_lines",
+__all__ = ["SCHEMA", "inconclusive_summary", "summarize", "summary_lines", "interval_lines", "inconclusive_lines",
            "render_terminal", "render_markdown", "report_payload", "write_reports", "render_report",
            "environment"]
 
+
+#: the version of ``claims.json`` this module writes (4: records with ``check_id``, ``coords``,
+#: ``label`` and per-run entries; docs/results/README.md).  claims/legacy.py reads 3.
+SCHEMA = 4
 
 # --------------------------------------------------------------------------- summaries
 
@@ -134,8 +138,12 @@ def interval_lines(summary: Mapping) -> list[str]:
 
 
 def _where(r: Mapping) -> str:
-    test = (r.get("test") or "-").rsplit("::", 1)[-1]
-    return f"{r['claim']} [{format_value(r.get('setting'))}] {test}"
+    return r["check_id"]
+
+
+def _coords(r: Mapping) -> str:
+    """The coordinates as the reports show them (claims/records.py, ``Coords.where``)."""
+    return Coords.from_dict(r.get("coords") or {}).where()
 
 
 def _inconclusive(records: Iterable[Mapping]) -> list[Mapping]:
@@ -152,7 +160,7 @@ def inconclusive_lines(records: Iterable[Mapping]) -> list[str]:
            f"{controls} negative control(s), failing their test) -- what would decide each:"]
     for r in rows:
         ctl = " NEGATIVE CONTROL" if r.get("expect") == "fails" else ""
-        out.append(f"  - {_where(r)}{ctl}: {r['metric']}: {format_value(r['measured'])}, "
+        out.append(f"  - {_where(r)}{ctl}: {r['label']}: {format_value(r['measured'])}, "
                    f"interval {format_interval(r['interval'])} ({format_basis(r)}) against "
                    f"{format_criterion(r['comparator'], r['tolerance'])}")
         out.append(f"      {r.get('decide') or '-'}")
@@ -161,13 +169,13 @@ def inconclusive_lines(records: Iterable[Mapping]) -> list[str]:
 
 # --------------------------------------------------------------------------- rendering
 
-_COLUMNS = ("claim", "paper ref", "setting", "metric", "measured", "95% interval", "basis",
+_COLUMNS = ("check_id", "paper ref", "where", "label", "measured", "95% interval", "basis",
             "holds at", "criterion", "tol. by", "verdict", "expected", "outcome")
-_MAX_WIDTH = {"paper ref": 34, "metric": 64}
+_MAX_WIDTH = {"paper ref": 34, "label": 64, "check_id": 56}
 
 
 def _row(r: Mapping) -> list[str]:
-    return [r["claim"], r["paper_ref"], format_value(r.get("setting")), r["metric"],
+    return [r["check_id"], r["paper_ref"], _coords(r), r["label"],
             format_value(r["measured"]), format_interval(r.get("interval")), format_basis(r),
             format_value(r.get("holds_at")), format_criterion(r["comparator"], r["tolerance"]),
             r.get("tolerance_source") or "-", r["verdict"], r.get("expect") or "-",
@@ -197,11 +205,10 @@ def render_terminal(records: list[Mapping], summary: Mapping | None = None) -> l
         while i < len(records) and records[i]["claim"] == name:
             out.append(fmt(rows[i]))
             r = records[i]
-            test = (r.get("test") or "-").rsplit("::", 1)[-1]
             if r.get("xfail_reason"):
-                notes.append(f"     xfail {test}: {r['xfail_reason']}")
+                notes.append(f"     xfail {r['check_id']}: {r['xfail_reason']}")
             if r.get("note"):
-                notes.append(f"     note  {test}: {r['note']}")
+                notes.append(f"     note  {r['check_id']}: {r['note']}")
             i += 1
         out.append(f"  -> {lines_by_claim[name]}")
         out += notes
@@ -238,7 +245,7 @@ def render_markdown(records: list[Mapping], profile: Mapping | None = None,
     out += ["## Inconclusive checks", "", _md(inc[0]), ""]
     for r in _inconclusive(records):
         ctl = " (NEGATIVE CONTROL: fails its test)" if r.get("expect") == "fails" else ""
-        out.append(f"- `{_md(_where(r))}`{ctl}: {_md(r['metric'])} = "
+        out.append(f"- `{_md(_where(r))}`{ctl}: {_md(r['label'])} = "
                    f"{_md(format_value(r['measured']))}, interval "
                    f"{_md(format_interval(r['interval']))} ({_md(format_basis(r))}) against "
                    f"{_md(format_criterion(r['comparator'], r['tolerance']))}; "
@@ -257,10 +264,10 @@ def render_markdown(records: list[Mapping], profile: Mapping | None = None,
             cells = _row(r)[1:] + [f"`{r.get('test') or '-'}`"]
             out.append("| " + " | ".join(_md(c) for c in cells) + " |")
             if r.get("xfail_reason"):
-                notes.append(f"- `{r.get('test')}` ({_md(r['metric'])}): xfail -- "
+                notes.append(f"- `{r['check_id']}` ({_md(r['label'])}): xfail -- "
                              f"{_md(r['xfail_reason'])}")
             if r.get("note"):
-                notes.append(f"- `{r.get('test')}` ({_md(r['metric'])}): {_md(r['note'])}")
+                notes.append(f"- `{r['check_id']}` ({_md(r['label'])}): {_md(r['note'])}")
         out.append("")
         if notes:
             out += ["Notes:", ""] + notes + [""]
@@ -303,12 +310,13 @@ def environment(wall_seconds: float | None = None) -> dict:
 def report_payload(records: list[Mapping], profile: Mapping | None,
                    generated: str | None = None, run: Mapping | None = None,
                    environment: Mapping | None = None) -> dict:
-    """The object written to ``claims.json`` (schema 3: intervals, inconclusive checks, run
-    options, the environment, per-seed values)."""
+    """The object written to ``claims.json`` (schema :data:`SCHEMA`: records with their
+    identity and coordinates, intervals, inconclusive checks, run options, the
+    environment, per-run entries; docs/results/README.md)."""
     summary = summarize(records)
     lines = summary_lines(summary)
     return {
-        "schema": 3,
+        "schema": SCHEMA,
         "generated": generated or _now(),
         "profile": dict(profile) if profile else None,
         "run": dict(run) if run else None,
@@ -321,14 +329,17 @@ def report_payload(records: list[Mapping], profile: Mapping | None,
                                   "expected_chance_disagreements":
                                       summary["total"]["expected_chance_disagreements"],
                                   "line": interval_lines(summary)[0]},
-                    "inconclusive": [
-                        {k: r.get(k) for k in ("claim", "setting", "metric", "test",
-                                               "measured", "interval", "interval_kind",
-                                               "n_seeds", "comparator", "tolerance",
-                                               "expect", "decide")}
-                        for r in _inconclusive(records)]},
+                    "inconclusive": inconclusive_summary(records)},
         "records": [dict(r) for r in records],
     }
+
+
+def inconclusive_summary(records: Iterable[Mapping]) -> list[dict]:
+    """The summary's list of inconclusive checks: id, label and how far from decided."""
+    return [{k: r.get(k) for k in ("check_id", "claim", "label", "test", "measured", "interval",
+                                   "interval_kind", "n_seeds", "comparator", "tolerance", "expect",
+                                   "decide")}
+            for r in _inconclusive(records)]
 
 
 def _now() -> str:

@@ -111,15 +111,15 @@ def test_exact_kappa_equals_monte_carlo(claim, profile):
     common = {"claim": CLAIM, "paper_ref": REF, "setting": "a", "tolerance": Z_TOL,
               "comparator": "<=", "tolerance_source": "project"}
     claim.record(
-        **common, measured=z,
-        metric="max |kappa_exact - kappa_mc| / stderr over drawn (T, d, sigma_w, sigma_v)",
+        **common, check="kappa-vs-monte-carlo", measured=z,
+        label="max |kappa_exact - kappa_mc| / stderr over drawn (T, d, sigma_w, sigma_v)",
         details={"worst": at, "m": profile.mc_trajectories, "draws": len(draws),
                  "power_by_T": _power_by_T(draws),
                  "power_note": "min_slip_z: how many SE a (T-1)/(T-2) prefactor slip moves "
                                "kappa at that T (detected alone only where > 4)"})
     claim.record(
-        **common, measured=zw, expect="fails",
-        metric="max |(T-1)/(T-2) kappa_exact - kappa_mc| / stderr over the same draws",
+        **common, check="kappa-vs-monte-carlo", variant="prefactor-T-1", measured=zw, expect="fails",
+        label="max |(T-1)/(T-2) kappa_exact - kappa_mc| / stderr over the same draws",
         details={"worst": at_w, "draws": len(draws)})
     claim.check_all()
 
@@ -149,8 +149,10 @@ def test_monte_carlo_standard_errors_are_calibrated(claim, profile):
     for scale, expect in ((1.0, "holds"), (0.5, "fails")):
         z = z0 / scale
         claim.record(
-            claim=CLAIM, paper_ref=REF + " (Monte Carlo standard errors)", setting="a",
-            metric=("sd over systems of (kappa_mc - kappa_exact) / stderr, minus 1"
+            claim=CLAIM, check="mc-stderr-calibration", setting="a",
+            variant=None if scale == 1.0 else f"stderr-x{scale:g}",
+            paper_ref=REF + " (Monte Carlo standard errors)",
+            label=("sd over systems of (kappa_mc - kappa_exact) / stderr, minus 1"
                     + ("" if scale == 1.0 else f"  [stderr x {scale}]")),
             **bootstrap_fields(z, _sd_minus_one, rng_for(CLAIM, "se-calibration-boot", scale)),
             tolerance=SD_TOL, comparator="abs<=", tolerance_source="project", expect=expect,
@@ -167,8 +169,8 @@ def test_exact_kappa_equals_quadrature_at_the_defaults(claim):
     num, den = kappa_moments_quadrature(LDSFamily("a"))
     quad = (LDSFamily("a").T - 2) * num / den
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting="a",
-        metric="|kappa_exact_rational - kappa_quadrature| / kappa_exact_rational",
+        claim=CLAIM, check="kappa-exact-vs-quadrature", setting="a", paper_ref=REF,
+        label="|kappa_exact_rational - kappa_quadrature| / kappa_exact_rational",
         measured=abs(exact["kappa"] - quad) / exact["kappa"], tolerance=EXACT_REL_TOL,
         comparator="<=", tolerance_source="project",
         details={"kappa": exact["kappa"], "exact": exact["exact"], "kappa_quadrature": quad},
@@ -196,7 +198,7 @@ def test_kappa_versus_T(claim):
                 vals.append((T - 2) * num / den)
         table[setting] = vals
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (kappa against T)", setting="a, b, c",
-        metric="kappa at T = 30 (setting a); the curve over T in the details", measured=table["a"][KAPPA_T.index(30)],
+        claim=CLAIM, check="kappa-vs-T", setting="a-c", paper_ref=REF + " (kappa against T)",
+        label="kappa at T = 30 (setting a); the curve over T in the details", measured=table["a"][KAPPA_T.index(30)],
         kind="reported", details={"T": list(KAPPA_T), "kappa": table,
                                   "methods": {"a": "exact-rational", "b": "quadrature", "c": "quadrature"}})

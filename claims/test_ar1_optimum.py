@@ -46,6 +46,7 @@ from claims._ar1 import (
 from claims.known import known_params
 from claims.profiles import PAPER, QUICK
 from claims.seeds import rng_for
+from claims.runs import ar1_run
 from claims.stats import seed_fields, widen_for_reference
 from theory.ar import ar1_optimal_weights
 from theory.kappa import family_variances, kappa_exact_a, kappa_moments_quadrature
@@ -128,8 +129,10 @@ def test_theta_star_is_stationary_symbolically(claim, parity_zeros):
     grads = _symbolic_gradient(parity_zeros)
     nonzero = sum(int(g != 0) for fam in grads.values() for g in fam)
     claim.record(
-        claim=CLAIM, paper_ref="Thm 4.1 (eq. 15), Lemma 4.1 parity", setting="symbolic",
-        metric="non-vanishing gradient entries at theta* (16 = 8 weights x 2 families)",
+        claim=CLAIM, check="stationary-symbolic", setting="symbolic",
+        variant=None if parity_zeros else "no-parity-zeros",
+        paper_ref="Thm 4.1 (eq. 15), Lemma 4.1 parity",
+        label="non-vanishing gradient entries at theta* (16 = 8 weights x 2 families)",
         measured=nonzero, tolerance=0, comparator="==", tolerance_source="paper",
         expect="holds" if parity_zeros else "fails",
         details={"parity_zeros": parity_zeros,
@@ -194,8 +197,9 @@ def _stationarity_record(claim, setting, mom, kappa, kappa_method, expect, broke
         W_V, W_QK = ar1_optimal_weights(kappa, family)
         worst = max(worst, float(np.abs(_theta_gradient(W_V, W_QK, mom)).max() / np.abs(mom.c).max()))
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting=setting,
-        metric="max |dL/dtheta (theta*)| / max |E[F y_T]|, kappa from an independent route"
+        claim=CLAIM, check="stationary", setting=setting,
+        variant=None if broken is None else broken.replace("/", "-over-"), paper_ref=REF,
+        label="max |dL/dtheta (theta*)| / max |E[F y_T]|, kappa from an independent route"
                + (f"  [population moments: {broken}]" if broken else ""),
         measured=worst, tolerance=EXACT_REL_TOL, comparator="<=", tolerance_source="project",
         expect=expect,
@@ -251,8 +255,8 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
     L_min = float(population_loss(beta_ls, mom.M, mom.c, mom.v))
     expect = "fails" if setting == "asym" else "holds"
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (global optimality)", setting=setting,
-        metric="(L(theta*) - min_beta L) / L(theta*)",
+        claim=CLAIM, check="global-min-over-beta", setting=setting,
+        paper_ref=REF + " (global optimality)", label="(L(theta*) - min_beta L) / L(theta*)",
         measured=(L_star - L_min) / L_star, tolerance=EXACT_REL_TOL, comparator="<=",
         tolerance_source="project", expect=expect,
         details={"L_star": L_star, "L_min_beta": L_min, "kappa": kappa, "kappa_method": how},
@@ -260,8 +264,9 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
     rng = rng_for(CLAIM, "multistart", setting)
     best = _multistart(mom, profile.multistart, rng)
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (global optimality)", setting=setting,
-        metric="(min over multistart of L(theta) - L(theta*)) / L(theta*)",
+        claim=CLAIM, check="global-min-multistart", setting=setting,
+        paper_ref=REF + " (global optimality)",
+        label="(min over multistart of L(theta) - L(theta*)) / L(theta*)",
         measured=(best - L_star) / L_star, tolerance=-EXACT_REL_TOL, comparator=">=",
         tolerance_source="project", expect=expect,
         details={"starts": profile.multistart, "L_star": L_star, "L_best": float(best)},
@@ -308,8 +313,9 @@ def test_trained_layer_reaches_kappa(claim, profile, setting):
     kappa, co, details = _trained_summary(setting, profile)
     families = sorted({c["family"] for c in co})
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-        metric="mean_seeds (b2 W11 + b1 W21 - kappa) / kappa (signed)",
+        claim=CLAIM, check="trained-coefficient", setting=setting, paper_ref=REF + " (trained)",
+        label="mean_seeds (b2 W11 + b1 W21 - kappa) / kappa (signed)",
+        runs=[ar1_run(setting, i) for i in range(profile.n_seeds)],
         **widen_for_reference(seed_fields(details["rel_error_per_seed"]),
                               details["kappa_stderr"] / kappa),
         tolerance=profile.coef_rel_tol, comparator="abs<=", tolerance_source="project",
@@ -328,8 +334,10 @@ def test_trained_layer_has_no_odd_part(claim, profile, setting):
     """
     kappa, co, details = _trained_summary(setting, profile)
     claim.record(
-        claim=CLAIM, paper_ref="Thm 4.1 / Lemma 4.1 (trained)", setting=setting,
-        metric="mean_seeds rms(odd-feature prediction) / rms(even-feature prediction)",
+        claim=CLAIM, check="trained-odd-share", setting=setting,
+        paper_ref="Thm 4.1 / Lemma 4.1 (trained)",
+        label="mean_seeds rms(odd-feature prediction) / rms(even-feature prediction)",
+        runs=[ar1_run(setting, i) for i in range(profile.n_seeds)],
         **seed_fields(details["odd_share_per_seed"]), tolerance=profile.coef_rel_tol,
         comparator="<=", tolerance_source="project", details=details,
     ).check()

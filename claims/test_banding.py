@@ -45,6 +45,7 @@ from claims import _ars
 from claims.known import known_params
 from claims.profiles import PAPER, QUICK
 from claims.seeds import claim_settings, rng_for, seed_for
+from claims.runs import ars_run
 from claims.stats import seed_fields
 from theory.optimum import nearest_stationary_point, population_optimum
 from theory.parity import (
@@ -104,8 +105,9 @@ def test_exact_moments_have_parity_zeros(claim, setting, s):
     rel_M = float(np.abs(mom.M[np.ix_(odd, even)]).max() / np.abs(mom.M).max())
     rel_c = float(np.abs(mom.c[odd]).max() / np.abs(mom.c).max())
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (symmetry of A -> parity zeros)", setting=f"{setting}, s={s}",
-        metric="max(|E[F_odd F_even]| / max|M|, |E[F_odd y_T]| / max|c|) (quadrature)",
+        claim=CLAIM, check="parity-zeros-exact", setting=setting, s=s,
+        paper_ref=REF + " (symmetry of A -> parity zeros)",
+        label="max(|E[F_odd F_even]| / max|M|, |E[F_odd y_T]| / max|c|) (quadrature)",
         measured=max(rel_M, rel_c), tolerance=EXACT_REL_TOL, comparator="<=",
         tolerance_source="project", expect="fails" if setting == "asym" else "holds",
         details={"rel_M_odd_even": rel_M, "rel_c_odd": rel_c, "features": int(even.size),
@@ -143,8 +145,9 @@ def test_monte_carlo_moments_have_parity_zeros(claim, profile, setting):
     zmax = float(np.abs(z).max())
     bound = float(scistats.norm.isf(FAMILYWISE / (2 * z.size)))
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (symmetry of A -> parity zeros)", setting=f"{setting}, s=2-4",
-        metric=f"max |odd entry| / SE over s = 2, 3, 4 ({profile.mc_systems} systems, exact per system)",
+        claim=CLAIM, check="parity-zeros-monte-carlo", setting=setting, s="2-4",
+        paper_ref=REF + " (symmetry of A -> parity zeros)",
+        label=f"max |odd entry| / SE over s = 2, 3, 4 ({profile.mc_systems} systems, exact per system)",
         measured=zmax, tolerance=bound, comparator="<=", tolerance_source="project",
         expect="fails" if setting == "asym" else "holds",
         details={"per_window": per, "systems": profile.mc_systems, "familywise_error": FAMILYWISE,
@@ -192,8 +195,9 @@ def test_class_invariance_symbolically(claim, s, parity_zeros):
     """sympy: inside each class, dL/d(entry) = 0 for every entry the class sets to zero."""
     counts = {cls: _symbolic_leaving_gradient(s, cls, parity_zeros) for cls in CLASSES}
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (class invariance)", setting=f"symbolic, s={s}",
-        metric="gradient components leaving the class that do not vanish (both classes)",
+        claim=CLAIM, check="class-invariance-symbolic", setting="symbolic", s=s,
+        variant=None if parity_zeros else "no-parity-zeros", paper_ref=REF + " (class invariance)",
+        label="gradient components leaving the class that do not vanish (both classes)",
         measured=sum(counts.values()), tolerance=0, comparator="==", tolerance_source="paper",
         expect="holds" if parity_zeros else "fails",
         details={"per_class": counts, "parity_zeros": parity_zeros},
@@ -244,8 +248,9 @@ def test_class_invariance_numerically(claim, profile):
     run()
     for acc, expect, what in ((worst, "holds", "max"), (control, "fails", "min")):
         claim.record(
-            claim=CLAIM, paper_ref=REF + " (class invariance)", setting="drawn, s=1-6",
-            metric=(f"{what} over draws of max|grad leaving the class| / max|grad in the class| "
+            claim=CLAIM, check="class-invariance-autograd", setting="drawn", s="1-6",
+            variant=None if expect == "holds" else "no-parity-zeros", paper_ref=REF + " (class invariance)",
+            label=(f"{what} over draws of max|grad leaving the class| / max|grad in the class| "
                     f"(autograd; {'parity zeros' if expect == 'holds' else 'control: no parity zeros'})"),
             measured=acc.pop("ratio"), tolerance=EXACT_REL_TOL, comparator="<=",
             tolerance_source="project", expect=expect,
@@ -276,20 +281,20 @@ def test_population_optimum_lies_in_a_class(claim, profile, setting, s):
     any start outside them (relative 1e-9).  Control: the asymmetric family."""
     opt = _ars.optimum(setting, s, profile.multistart)
     expect = "fails" if setting == "asym" else "holds"
-    where = f"{setting}, s={s}"
     details = _optimum_details(opt, setting, s)
     note = (f"optimum in class {opt.cls}" if opt.cls and opt.out_of_class_share <= OPTIMUM_SHARE_TOL
             else "optimum in no class") + "; other class: " + ", ".join(
         f"{k} {100 * v.rel_excess:+.3g} %" for k, v in opt.in_class.items() if k != opt.cls)
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (optimum in a class)", setting=where,
-        metric="max(out-of-class share, odd share) of the population optimum",
+        claim=CLAIM, check="optimum-in-a-class", setting=setting, s=s,
+        paper_ref=REF + " (optimum in a class)",
+        label="max(out-of-class share, odd share) of the population optimum",
         measured=max(opt.out_of_class_share, opt.odd_share), tolerance=OPTIMUM_SHARE_TOL,
         comparator="<=", tolerance_source="project", expect=expect, details=details, note=note)
     best_in = min(v.loss for v in opt.in_class.values())
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (optimum in a class)", setting=where,
-        metric="(best in-class L - unconstrained L*) / L*",
+        claim=CLAIM, check="optimum-in-class-gap", setting=setting, s=s,
+        paper_ref=REF + " (optimum in a class)", label="(best in-class L - unconstrained L*) / L*",
         measured=(best_in - opt.loss) / opt.loss, tolerance=OPTIMUM_GAP_TOL, comparator="<=",
         tolerance_source="project", expect=expect,
         details={"L_star": opt.loss, "best_in_class": best_in, "starts": opt.n_starts})
@@ -321,8 +326,9 @@ def test_population_optimum_over_drawn_configurations(claim, profile):
         inside = [r for r in rows if r["share"] <= OPTIMUM_SHARE_TOL and r["gap"] <= OPTIMUM_GAP_TOL]
         outside = [r for r in rows if r not in inside]
         claim.record(
-            claim=CLAIM, paper_ref=REF + " (beyond the paper's configuration)", setting=f"drawn a/b/c, s={s}",
-            metric="share of drawn (T, d, sigma_w, sigma_v) whose optimum lies in a class",
+            claim=CLAIM, check="optimum-in-a-class-share", setting="drawn", s=s,
+            paper_ref=REF + " (beyond the paper's configuration)",
+            label="share of drawn (T, d, sigma_w, sigma_v) whose optimum lies in a class",
             measured=len(inside) / len(rows), kind="reported",
             details={"draws": len(rows), "in_class": len(inside), "counterexamples": outside,
                      "ranges": "T in [s+3, 40], d in 1..6, sigma_w, sigma_v log-uniform in [0.01, 1]",
@@ -444,7 +450,7 @@ def test_trained_layers_are_banded(claim, profile, setting, s):
     excess population loss over L* beside it (reported), and per seed the stationary
     point the run is headed for.  Control: the asymmetric family."""
     per, details = _trained(setting, s, profile)
-    where = f"{setting}, s={s}"
+    where = {"setting": setting, "s": s}
     classes = details["class_per_seed"]
     note = "per seed, nearer class (share) -> the stationary point it is headed for: " + "; ".join(
         f"{c} ({sh:.2g}) -> {p['kind']} in {p['class'] if p['out_of_class_share'] <= OPTIMUM_SHARE_TOL else 'no class'}"
@@ -452,19 +458,20 @@ def test_trained_layers_are_banded(claim, profile, setting, s):
         for c, sh, p in zip(classes, details["out_of_class_share_per_seed"],
                             details["nearest_stationary_point_per_seed"]))
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (trained; Fig. 1)", setting=where,
-        metric="mean_seeds out-of-class share |x_out| / |x| (nearer class, canonical gauge)",
+        claim=CLAIM, check="trained-out-of-class-share", **where, paper_ref=REF + " (trained; Fig. 1)",
+        label="mean_seeds out-of-class share |x_out| / |x| (nearer class, canonical gauge)",
+        runs=[ars_run(setting, s, i) for i in range(profile.n_seeds)],
         **seed_fields(details["out_of_class_share_per_seed"]), tolerance=TRAINED_SHARE_TOL,
         comparator="<=", tolerance_source="project", expect="fails" if setting == "asym" else "holds",
         details=details, note=note)
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (trained; Fig. 1)", setting=where,
-        metric=f"mean_seeds Jaccard distance of the support (threshold {_ars.JACCARD_THRESHOLD:g} of the largest entry)",
+        claim=CLAIM, check="trained-jaccard", **where, paper_ref=REF + " (trained; Fig. 1)",
+        label=f"mean_seeds Jaccard distance of the support (threshold {_ars.JACCARD_THRESHOLD:g} of the largest entry)",
         measured=float(np.mean(details["jaccard_per_seed"])), kind="reported",
         details={"jaccard_per_seed": details["jaccard_per_seed"], "class_per_seed": classes})
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (trained)", setting=where,
-        metric="mean_seeds (L(theta_trained) - L*) / L* (population loss)",
+        claim=CLAIM, check="trained-excess-loss", **where, paper_ref=REF + " (trained)",
+        label="mean_seeds (L(theta_trained) - L*) / L* (population loss)",
         measured=float(np.mean(details["rel_excess_population_loss_per_seed"])), kind="reported",
         details={"per_seed": details["rel_excess_population_loss_per_seed"], "moments": details["moments"],
                  "nearest_stationary_point_per_seed": details["nearest_stationary_point_per_seed"]})
@@ -480,8 +487,10 @@ def test_trained_layers_have_no_odd_part(claim, profile, setting, s):
     share measures nothing there; the out-of-class share is its control.)"""
     _, details = _trained(setting, s, profile)
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (trained; zero odd part)", setting=f"{setting}, s={s}",
-        metric="mean_seeds rms(odd-feature prediction) / rms(even-feature prediction)",
+        claim=CLAIM, check="trained-odd-share", setting=setting, s=s,
+        paper_ref=REF + " (trained; zero odd part)",
+        label="mean_seeds rms(odd-feature prediction) / rms(even-feature prediction)",
+        runs=[ars_run(setting, s, i) for i in range(profile.n_seeds)],
         **seed_fields(details["odd_share_per_seed"]), tolerance=profile.coef_rel_tol,
         comparator="<=", tolerance_source="project",
         details={"odd_share_per_seed": details["odd_share_per_seed"],

@@ -42,6 +42,7 @@ import pytest
 from claims import _lds
 from claims.known import known_params
 from claims.seeds import rng_for, seed_for
+from claims.runs import depth_group
 from claims.stats import ratio_stderr, seed_fields, widen_for_reference
 from theory.ar import ols_ar, predict_ar, query_features
 from theory.kalman import ar_population_predictor
@@ -93,8 +94,8 @@ def test_training_loss_tails(claim, profile, layers):
             late = h[int(round((1 - LATE) * len(h))):]
             ratios.append(float(late.max() / np.median(late)))
             keys.append(f"T={T} seed {i}")
-    claim.record(claim=CLAIM, paper_ref=REF, setting=f"a, s=2, L={layers}",
-                 metric=f"runs with a late training-loss bin > {SPIKE:g} x the late median (of {len(ratios)})",
+    claim.record(claim=CLAIM, check="training-loss-tails", setting="a", s=_lds.S_DEPTH, layers=layers,
+                 paper_ref=REF, label=f"runs with a late training-loss bin > {SPIKE:g} x the late median (of {len(ratios)})",
                  measured=float(sum(r > SPIKE for r in ratios)), kind="reported",
                  details={"largest_late_bin_over_median": max(ratios), "per_run": dict(zip(keys, ratios)),
                           "late_fraction": LATE, "batch": profile.stack_batch})
@@ -166,8 +167,10 @@ def test_one_layer_keeps_its_error(claim, profile):
         held_se = ratio_stderr(*(np.mean([m["err"] for m in g[T]["models"][1]], axis=0) - g[T]["err_pop"]
                                  for T in (hi_T, lo_T)), paired=False)
         claim.record(
-            claim=CLAIM, paper_ref=REF, setting="a, s=2, L=1 (trained)",
-            metric=f"mean_seeds excess MSE over the AR(2) optimum at T = {hi_T} / at T = {lo_T}",
+            claim=CLAIM, check="excess-ratio", setting="a", s=_lds.S_DEPTH, layers=1,
+            variant=f"T{hi_T}-over-T{lo_T}", paper_ref=REF,
+            runs=[depth_group(1, (lo_T, hi_T), i) for i in range(_lds.STACK_SEEDS)],
+            label=f"mean_seeds excess MSE over the AR(2) optimum at T = {hi_T} / at T = {lo_T}",
             **widen_for_reference(seed_fields(ratios), held_se), tolerance=HALF, comparator=">=",
             tolerance_source="project",
             details={"per_seed": ratios, "heldout_stderr": held_se,
@@ -175,8 +178,8 @@ def test_one_layer_keeps_its_error(claim, profile):
                                       for T in g}})
     ls = _excess(g[80]["err_ls"], g[80]["err_pop"]) / _excess(g[10]["err_ls"], g[10]["err_pop"])
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting="a, s=2, least squares",
-        metric="control: excess MSE of in-context least squares over the AR(2) optimum, T = 80 / T = 10",
+        claim=CLAIM, check="excess-ratio", setting="a", s=_lds.S_DEPTH, variant="least-squares-T80-over-T10",
+        paper_ref=REF, label="control: excess MSE of in-context least squares over the AR(2) optimum, T = 80 / T = 10",
         measured=ls, tolerance=HALF, comparator=">=", tolerance_source="project", expect="fails",
         details={"excess_per_T": {T: _excess(g[T]["err_ls"], g[T]["err_pop"]) for T in g}})
     claim.check_all()
@@ -191,8 +194,9 @@ def test_one_layer_optimum_keeps_its_error(claim, profile, span):
     lo_T, hi_T = span
     pop = _population_excess(profile, lo_T, hi_T)
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting="a, s=2, L=1 (population optimum)",
-        metric=f"excess of 2 L* over the averaged per-system AR(2) optimum, T = {hi_T} / T = {lo_T}",
+        claim=CLAIM, check="optimum-excess-ratio", setting="a", s=_lds.S_DEPTH, layers=1,
+        variant=f"T{hi_T}-over-T{lo_T}", paper_ref=REF,
+        label=f"excess of 2 L* over the averaged per-system AR(2) optimum, T = {hi_T} / T = {lo_T}",
         **pop["fields"], tolerance=HALF, comparator=">=", tolerance_source="project", details=pop["details"],
     ).check()
 
@@ -248,8 +252,9 @@ def test_the_deepest_stack_tracks_least_squares(claim, profile):
     slopes = [_slope(Ts, [g[T]["models"][deepest][i]["dist_ls"] for T in _lds.DEPTH_T])
               for i in range(_lds.STACK_SEEDS)]
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting=f"a, s=2, L={deepest}",
-        metric="mean_seeds log-log slope over T of mean((y_hat - y_hat_LS)^2) / var(y_T)",
+        claim=CLAIM, check="distance-to-least-squares-slope", setting="a", s=_lds.S_DEPTH, layers=deepest,
+        paper_ref=REF, runs=[depth_group(deepest, _lds.DEPTH_T, i) for i in range(_lds.STACK_SEEDS)],
+        label="mean_seeds log-log slope over T of mean((y_hat - y_hat_LS)^2) / var(y_T)",
         **seed_fields(slopes), tolerance=SLOPE_TOL, comparator="<=", tolerance_source="project",
         details={"per_seed": slopes, "distance": {T: [m["dist_ls"] for m in g[T]["models"][deepest]] for T in g}})
     fixed = [_fixed_distance(profile, T) for T in CONTROL_T]
@@ -257,8 +262,9 @@ def test_the_deepest_stack_tracks_least_squares(claim, profile):
     from scipy import stats as scistats
     hw = float(scistats.t.ppf(0.975, len(CONTROL_T) - 2) * np.sqrt(fit[1][0, 0]))
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting="a, s=2, context-free AR(2)",
-        metric="control: log-log slope over T of the same distance for fixed AR(2) weights",
+        claim=CLAIM, check="distance-to-least-squares-slope", setting="a", s=_lds.S_DEPTH,
+        variant="context-free-ar2", paper_ref=REF,
+        label="control: log-log slope over T of the same distance for fixed AR(2) weights",
         measured=float(fit[0][0]), interval=(float(fit[0][0] - hw), float(fit[0][0] + hw)),
         interval_kind="t95-fit", tolerance=SLOPE_TOL, comparator="<=", tolerance_source="project",
         expect="fails", details={"T": list(CONTROL_T), "distance": fixed})
@@ -280,11 +286,12 @@ def test_depth_trend(claim, profile, T):
     """Reported: MSE at this T of every depth (seed mean), of least squares, of the per-system
     AR(2) optimum, in units of var(y_T)."""
     row = _grid(profile)[T]
-    cells = [(f"L={L} (mean over seeds)", float(np.mean([m["err"].mean() for m in row["models"][L]])))
+    cells = [({"layers": L}, f"L={L} (mean over seeds)", float(np.mean([m["err"].mean() for m in row["models"][L]])))
              for L in _lds.DEPTHS]
-    cells += [("in-context least squares AR(2)", float(row["err_ls"].mean())),
-              ("best AR(2) predictor of each system", float(row["err_pop"].mean()))]
-    for name, mse in cells:
-        claim.record(claim=CLAIM, paper_ref=REF, setting=f"a, s=2, T={T}",
-                     metric=f"MSE / var(y_T): {name}", measured=mse / row["var"], kind="reported",
+    cells += [({"variant": "least-squares"}, "in-context least squares AR(2)", float(row["err_ls"].mean())),
+              ({"variant": "best-ar2-of-the-system"}, "best AR(2) predictor of each system",
+               float(row["err_pop"].mean()))]
+    for where, name, mse in cells:
+        claim.record(claim=CLAIM, check="mse-over-var", setting="a", s=_lds.S_DEPTH, T=T, **where, paper_ref=REF,
+                     label=f"MSE / var(y_T): {name}", measured=mse / row["var"], kind="reported",
                      details={"mse": mse, "var": row["var"]})

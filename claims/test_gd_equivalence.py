@@ -37,6 +37,7 @@ from claims._ar1 import (
 from claims._lds import layer_prediction
 from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
+from claims.runs import ar1_run
 from claims.stats import seed_fields, widen_for_reference
 from theory.ar import ar1_optimal_weights, gd, predict_ar
 from theory.kappa import kappa_exact_a
@@ -95,8 +96,10 @@ def test_theta_star_predicts_one_gd_step(claim, profile, eta_factor, shift, expe
     """theta* through the layer's forward pass == one GD step with eta = kappa (float64)."""
     worst = _hypothesis_gap(profile, eta_factor, shift)
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting="a-d",
-        metric=(f"max|y_hat(theta*[kappa(T{'+1' if shift else ''})]) - y_hat_GD"
+        claim=CLAIM, check="theta-star-is-one-gd-step", setting="a-d",
+        variant=None if expect == "holds" else ("eta=1.1kappa" if eta_factor != 1.0 else "kappa-of-T+1"),
+        paper_ref=REF,
+        label=(f"max|y_hat(theta*[kappa(T{'+1' if shift else ''})]) - y_hat_GD"
                 f"(eta={eta_factor:g}kappa)| / max|y_hat_GD|"),
         measured=worst.pop("gap"), tolerance=EXACT_REL_TOL, comparator="<=",
         tolerance_source="project", expect=expect,
@@ -150,8 +153,10 @@ def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
     cmp = _heldout_comparison(setting, profile)
     for key, factor, expect in (("gap", 1.0, "holds"), ("gap_control", 1.1, "fails")):
         claim.record(
-            claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-            metric=f"mean_seeds rms(y_hat - y_hat_GD(eta={factor:g} kappa)) / std(y_T)",
+            claim=CLAIM, check="trained-gd-gap", setting=setting,
+            variant=None if factor == 1.0 else f"eta={factor:g}kappa", paper_ref=REF + " (trained)",
+            label=f"mean_seeds rms(y_hat - y_hat_GD(eta={factor:g} kappa)) / std(y_T)",
+            runs=[ar1_run(setting, i) for i in range(profile.n_seeds)],
             **seed_fields(cmp[key]), tolerance=GAP_TOL, comparator="<=",
             tolerance_source="project", expect=expect, details=_details(setting, profile, cmp),
         )
@@ -167,9 +172,10 @@ def test_trained_layer_step_size_is_kappa(claim, profile, setting):
     kappa = kappa_for(setting)["kappa"]
     errs = [(e - kappa) / kappa for e in cmp["eta_best"]]
     claim.record(
-        claim=CLAIM, paper_ref=REF + " (trained)", setting=setting,
-        metric="mean_seeds (eta_best - kappa) / kappa (signed; eta scanned on held-out "
-               "predictions)",
+        claim=CLAIM, check="trained-step-size", setting=setting, paper_ref=REF + " (trained)",
+        label="mean_seeds (eta_best - kappa) / kappa (signed; eta scanned on held-out "
+              "predictions)",
+        runs=[ar1_run(setting, i) for i in range(profile.n_seeds)],
         **widen_for_reference(seed_fields(errs),
                               kappa_for(setting)["stderr"] / kappa),
         tolerance=profile.coef_rel_tol, comparator="abs<=", tolerance_source="project",

@@ -81,16 +81,17 @@ def test_ar_excess_decays_like_rho_squared(claim, profile):
     rows, rejected = _draws(profile)
     details = {"draws": rows, "T": T_LONG, "s_max": S_MAX, "fit_range": "1e-10 < excess < 1e-3",
                "rejected_draws": len(rejected), "rejected_rho": rejected}
-    for key, expect, what in (("ratio", "holds", "rho(L)^(2s)"), ("ratio_doubled", "fails", "control: rho(L)^(4s)")):
+    for key, expect, what, variant in (("ratio", "holds", "rho(L)^(2s)", None),
+                                       ("ratio_doubled", "fails", "control: rho(L)^(4s)", "rate-rho-4s")):
         r = np.array([x[key] for x in rows])
         claim.record(
-            claim=CLAIM, paper_ref=REF, setting="drawn a-d, d=1-3",
-            metric=f"min over draws of fitted slope / log-rate of {what} (>= {RATE_FLOOR}: at least that fast)",
+            claim=CLAIM, check="rate-floor", setting="drawn", variant=variant, paper_ref=REF,
+            label=f"min over draws of fitted slope / log-rate of {what} (>= {RATE_FLOOR}: at least that fast)",
             measured=float(r.min()), tolerance=RATE_FLOOR, comparator=">=", tolerance_source="project",
             expect=expect, details=details if expect == "holds" else {"ratios": r.tolist()})
         claim.record(
-            claim=CLAIM, paper_ref=REF, setting="drawn a-d, d=1-3",
-            metric=f"median over draws of |fitted slope / log-rate of {what} - 1|",
+            claim=CLAIM, check="rate-median-deviation", setting="drawn", variant=variant, paper_ref=REF,
+            label=f"median over draws of |fitted slope / log-rate of {what} - 1|",
             **bootstrap_fields(np.abs(r - 1), np.median, rng_for(CLAIM, "bootstrap", key)),
             tolerance=RATE_TOL, comparator="<=", tolerance_source="project", expect=expect,
             details={"ratios": r.tolist(), "draws": len(r)})

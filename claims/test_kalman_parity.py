@@ -31,6 +31,7 @@ from claims import _ar1, _ars, _lds
 from claims._lds import paired_ratio
 from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
+from claims.runs import trained_layer_run
 from claims.stats import ratio_stderr, seed_fields, widen_for_reference
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import ar_population_predictor, kalman_predict, optimal_mse
@@ -117,8 +118,9 @@ def test_filter_error_by_the_recursion_is_the_cholesky_optimum(claim, profile):
     run()
     for key, expect in (("holds", "holds"), ("wrong-A", "fails")):
         claim.record(
-            claim=CLAIM, paper_ref=REF_OPT, setting="drawn a-d",
-            metric=("max over draws of |S_T (recursion) / L[T,T]^2 (Cholesky of K) - 1|" if expect == "holds"
+            claim=CLAIM, check="filter-error-is-cholesky-optimum", setting="drawn",
+            variant=None if expect == "holds" else "filter-of-minus-A", paper_ref=REF_OPT,
+            label=("max over draws of |S_T (recursion) / L[T,T]^2 (Cholesky of K) - 1|" if expect == "holds"
                     else "control: min over draws of |error of the filter of -A / optimum - 1|"),
             measured=worst[key], tolerance=EXACT_REL_TOL, comparator="<=", tolerance_source="project",
             expect=expect, details={"examples": profile.hypothesis_examples})
@@ -167,7 +169,6 @@ def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
     per seed; the seed mean with its Student-t interval against 1.05.  Reported beside it:
     in-context least squares, the best AR(s) predictor of each known system."""
     systems, y, err_kf, var_kf = _kalman(setting, profile.heldout_sequences)
-    where = f"{setting}, s={s}"
     errs = [_layer_errors(_trained(setting, s, i, profile), y) for i in range(profile.n_seeds)]
     ratios = [float(e.mean() / err_kf.mean()) for e in errs]
     # every seed is scored on the same sequences: their sampling error is not in the seed
@@ -175,8 +176,9 @@ def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
     held_se = ratio_stderr(np.mean(errs, axis=0), err_kf)
     fields = widen_for_reference(seed_fields(ratios), held_se)
     claim.record(
-        claim=CLAIM, paper_ref=REF, setting=where,
-        metric="mean_seeds MSE(trained layer) / MSE(Kalman filter), same held-out sequences",
+        claim=CLAIM, check="trained-mse-ratio", setting=setting, s=s, paper_ref=REF,
+        label="mean_seeds MSE(trained layer) / MSE(Kalman filter), same held-out sequences",
+        runs=[trained_layer_run(setting, s, i) for i in range(profile.n_seeds)],
         **fields, tolerance=PARITY_TOL, comparator="<=", tolerance_source="project",
         details={"per_seed": ratios, "heldout_stderr": held_se, "mse_kalman": float(err_kf.mean()),
                  "kalman_predicted_variance": float(var_kf.mean()), "heldout": len(y)},
@@ -185,10 +187,11 @@ def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
     err_ols = (predict_ar(ols_ar(y, s, ridge=1e-8), y, s) - y[:, -1]) ** 2
     w, _ = ar_population_predictor(systems, y.shape[1], s)
     err_pop = (np.einsum("ms,ms->m", w, y[:, -1 - s:-1]) - y[:, -1]) ** 2
-    for name, err in (("in-context least squares AR(s)", err_ols), ("best AR(s) predictor of the known system", err_pop)):
+    for variant, name, err in (("least-squares", "in-context least squares AR(s)", err_ols),
+                               ("best-ar-of-the-system", "best AR(s) predictor of the known system", err_pop)):
         ratio, lo, hi = paired_ratio(err, err_kf, rng)
-        claim.record(claim=CLAIM, paper_ref=REF, setting=where,
-                     metric=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
+        claim.record(claim=CLAIM, check="baseline-mse-ratio", setting=setting, s=s, variant=variant,
+                     paper_ref=REF, label=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
                      interval=(lo, hi), interval_kind="bootstrap95")
     claim.check_all()
 
@@ -202,13 +205,13 @@ def test_n4sid_and_the_filter(claim, profile, setting):
     n = N4SID_SEQUENCES if profile.name == "quick" else len(y)
     err_n4, err_kf_n, failed = _n4sid(setting, profile.heldout_sequences, n)
     ratio, lo, hi = paired_ratio(err_n4, err_kf_n, rng_for(CLAIM, "n4sid", setting))
-    claim.record(claim=CLAIM, paper_ref=REF, setting=setting,
-                 metric=f"MSE(N4SID in context) / MSE(Kalman), {n} sequences", measured=ratio,
+    claim.record(claim=CLAIM, check="baseline-mse-ratio", setting=setting, variant="n4sid", paper_ref=REF,
+                 label=f"MSE(N4SID in context) / MSE(Kalman), {n} sequences", measured=ratio,
                  kind="reported", interval=(lo, hi), interval_kind="bootstrap95",
                  details={"failed": failed, "sequences": n})
     z = (err_kf.mean() - var_kf.mean()) / (err_kf.std(ddof=1) / np.sqrt(err_kf.size))
-    claim.record(claim=CLAIM, paper_ref=REF_OPT, setting=setting,
-                 metric="(MSE of the filter - its predicted variance) / SE on the held-out sequences",
+    claim.record(claim=CLAIM, check="filter-calibration", setting=setting, paper_ref=REF_OPT,
+                 label="(MSE of the filter - its predicted variance) / SE on the held-out sequences",
                  measured=float(z), kind="reported",
                  details={"mse": float(err_kf.mean()), "predicted": float(var_kf.mean())})
 
@@ -237,7 +240,7 @@ def test_per_position_mse(claim, profile):
             curves[f"layer s={s} (seed 0)"].append(float(_layer_errors(run, yt).mean()))
             curves[f"least squares AR({s})"].append(
                 float(np.mean((predict_ar(ols_ar(yt, s, ridge=1e-8), yt, s) - target) ** 2)))
-    claim.record(claim=CLAIM, paper_ref=REF, setting="a",
-                 metric="per-position MSE at t = T (the curves over t in the details)",
+    claim.record(claim=CLAIM, check="per-position-mse", setting="a", paper_ref=REF,
+                 label="per-position MSE at t = T (the curves over t in the details)",
                  measured=curves["Kalman filter"][-1], kind="reported",
                  details={"t": ts, "mse": curves, "sequences": len(y)})

@@ -42,6 +42,7 @@ from claims import _ars
 from claims._lds import layer_prediction
 from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
+from claims.runs import ars_run
 from claims.stats import mc_fields, seed_fields
 from theory.alignment import COSINES, alignment_cosines, eq17_terms
 from theory.ar import context_stats, gd, ols_ar, pcg, predict_ar, query_features
@@ -123,8 +124,9 @@ def test_eq17_is_the_forward_pass(claim, profile):
     for name, a in acc.items():
         expect = "holds" if name == "holds" else "fails"
         claim.record(
-            claim=CLAIM, paper_ref=REF17, setting="drawn a-d, asym; s=1-5",
-            metric=(f"{'max' if expect == 'holds' else 'min'} over draws of max|y_hat_layer - w^T ybar_q| "
+            claim=CLAIM, check="eq17-is-the-forward-pass", setting="drawn", s="1-5",
+            variant=None if expect == "holds" else name, paper_ref=REF17,
+            label=(f"{'max' if expect == 'holds' else 'min'} over draws of max|y_hat_layer - w^T ybar_q| "
                     f"/ max|y_hat_layer| (w: eq. 17{'' if expect == 'holds' else ', control: ' + name})"),
             measured=a.pop("gap"), tolerance=EXACT_REL_TOL, comparator="<=", tolerance_source="project",
             expect=expect, details={**a, "examples": profile.hypothesis_examples})
@@ -193,12 +195,13 @@ def test_eq18_two_pcg_steps_span(claim, profile):
     details = {"examples": profile.hypothesis_examples, "draws": out["draws"], "draws_s3": out["draws_s3"],
                "float64_pcg_max_rel_diff_to_exact": out["float_rel_diff"]}
     claim.record(
-        claim=CLAIM, paper_ref=REF18, setting="drawn, s=2-6 (exact)",
-        metric="draws whose two-step PCG iterate leaves span{Pg, PHPg} (rational arithmetic)",
+        claim=CLAIM, check="eq18-two-steps-in-span", setting="drawn", s="2-6", paper_ref=REF18,
+        label="draws whose two-step PCG iterate leaves span{Pg, PHPg} (rational arithmetic)",
         measured=out["two"], tolerance=0, comparator="==", tolerance_source="paper", details=details)
     claim.record(
-        claim=CLAIM, paper_ref=REF18, setting="drawn, s=3-6 (exact)",
-        metric="control: draws whose three-step iterate leaves the span, counted as above (must be > 0)",
+        claim=CLAIM, check="eq18-two-steps-in-span", setting="drawn", s="3-6", variant="three-steps",
+        paper_ref=REF18,
+        label="control: draws whose three-step iterate leaves the span, counted as above (must be > 0)",
         measured=out["three"], tolerance=0, comparator="==", tolerance_source="paper", expect="fails",
         details=details)
     claim.check_all()
@@ -257,8 +260,9 @@ def test_ar4_alignment_trained(claim, profile, setting):
     cos = _cosines(setting, profile)
     ref, tol = PAPER_COS[setting]
     claim.record(
-        claim=CLAIM, paper_ref=REFCOS, setting=f"{setting}, s={S_PCG}",
-        metric=f"mean_seeds mean_sequences cos_1 - {ref:g} (trained; paper {ref:g} +- {tol:g})",
+        claim=CLAIM, check="trained-cos1", setting=setting, s=S_PCG, paper_ref=REFCOS,
+        runs=[ars_run(setting, S_PCG, i) for i in range(profile.n_seeds)],
+        label=f"mean_seeds mean_sequences cos_1 - {ref:g} (trained; paper {ref:g} +- {tol:g})",
         **_paper_fields(seed_fields([sd["cos_1"]["mean"] for sd in cos["seeds"]]), setting),
         tolerance=tol, comparator="abs<=", tolerance_source="paper", details=_cos_details(cos, profile),
     ).check()
@@ -272,8 +276,8 @@ def test_ar4_alignment_population_optimum(claim, profile, setting):
     ref, tol = PAPER_COS[setting]
     opt1 = cos["optimum"]["cos_1"]
     claim.record(
-        claim=CLAIM, paper_ref=REFCOS, setting=f"{setting}, s={S_PCG}",
-        metric=f"mean_sequences cos_1 - {ref:g} at the population optimum (paper {ref:g} +- {tol:g})",
+        claim=CLAIM, check="optimum-cos1", setting=setting, s=S_PCG, paper_ref=REFCOS,
+        label=f"mean_sequences cos_1 - {ref:g} at the population optimum (paper {ref:g} +- {tol:g})",
         **_paper_fields(mc_fields(opt1["mean"], opt1["sd"] / np.sqrt(opt1["n"])), setting),
         tolerance=tol, comparator="abs<=", tolerance_source="paper", details={"optimum": cos["optimum"]},
     ).check()
@@ -286,8 +290,9 @@ def test_ar4_alignment_control_random_layers(claim, profile, setting):
     cos = _cosines(setting, profile)
     ref, tol = PAPER_COS[setting]
     claim.record(
-        claim=CLAIM, paper_ref=REFCOS, setting=f"{setting}, s={S_PCG}",
-        metric=f"control: mean over {CONTROL_LAYERS} random layers of mean_sequences cos_1 - {ref:g}",
+        claim=CLAIM, check="trained-cos1", setting=setting, s=S_PCG, variant="random-layers",
+        paper_ref=REFCOS,
+        label=f"control: mean over {CONTROL_LAYERS} random layers of mean_sequences cos_1 - {ref:g}",
         **_paper_fields(seed_fields([r["mean"] for r in cos["random"]]), setting), tolerance=tol,
         comparator="abs<=", tolerance_source="paper", expect="fails", details={"random_layers": cos["random"]},
     ).check()
@@ -300,14 +305,13 @@ def test_ar4_cosines_reported(claim, profile, setting):
     for the extra vector; cos_3 changes sign with the gauge, so |cos_3| is reported too),
     per seed and at the population optimum."""
     cos = _cosines(setting, profile)
-    where = f"{setting}, s={S_PCG}"
     for name, stats in (("cos_1", ("mean", "median", "share_above_0.9")), ("cos_2", ("mean", "median")),
                         ("cos_3", ("mean", "median", "median_abs"))):
         for stat in stats:
             vals = [sd[name][stat] for sd in cos["seeds"]]
             claim.record(
-                claim=CLAIM, paper_ref=REFCOS, setting=where,
-                metric=(f"{name} {stat}: mean_seeds {float(np.mean(vals)):.3g}, at the optimum "
+                claim=CLAIM, check=f"{name}-{stat}", setting=setting, s=S_PCG, paper_ref=REFCOS,
+                label=(f"{name} {stat}: mean_seeds {float(np.mean(vals)):.3g}, at the optimum "
                         f"{cos['optimum'][name][stat]:.3g}"
                         + (f" (paper about {PAPER_COS3:g})" if name == "cos_3" else "")
                         + (f" (paper {PAPER_COS[setting][0]:g} +- {PAPER_COS[setting][1]:g})"
@@ -353,15 +357,17 @@ def _mse_table(setting: str, profile) -> dict:
 def test_ar4_prediction_quality(claim, profile, setting):
     """Reported (the paper makes no claim on these numbers): held-out MSE of each predictor."""
     t = _mse_table(setting, profile)
-    where = f"{setting}, s={S_PCG}"
-    rows = [("trained layer (mean over seeds)", float(np.mean(t["trained"])), {"per_seed": t["trained"]}),
-            ("population optimum", t["optimum"], {}),
-            ("two PCG steps with the trained P (mean over seeds)", float(np.mean(t["pcg2"])), {"per_seed": t["pcg2"]}),
-            ("one GD step, best step size", t["gd1_best_eta"], {"eta": t["gd1_eta"]}),
-            ("in-context least squares AR(4)", t["ols"], {}), ("zero predictor", t["zero"], {})]
-    for name, val, extra in rows:
-        claim.record(claim=CLAIM, paper_ref="Sec. 5 (beside the cosines)", setting=where,
-                     metric=f"held-out MSE: {name}", measured=val, kind="reported",
+    rows = [("trained", "trained layer (mean over seeds)", float(np.mean(t["trained"])), {"per_seed": t["trained"]}),
+            ("optimum", "population optimum", t["optimum"], {}),
+            ("pcg2-trained-P", "two PCG steps with the trained P (mean over seeds)", float(np.mean(t["pcg2"])),
+             {"per_seed": t["pcg2"]}),
+            ("gd1-best-eta", "one GD step, best step size", t["gd1_best_eta"], {"eta": t["gd1_eta"]}),
+            ("least-squares-ar4", "in-context least squares AR(4)", t["ols"], {}),
+            ("zero", "zero predictor", t["zero"], {})]
+    for variant, name, val, extra in rows:
+        claim.record(claim=CLAIM, check="heldout-mse", setting=setting, s=S_PCG, variant=variant,
+                     paper_ref="Sec. 5 (beside the cosines)",
+                     label=f"held-out MSE: {name}", measured=val, kind="reported",
                      details={**extra, "heldout": profile.heldout_sequences})
 
 
@@ -393,8 +399,9 @@ def test_population_loss_matches_the_forward_pass(claim, profile, setting, s):
     broken = float(0.5 * n * n * beta @ mom.M @ beta - n * mom.c @ beta + 0.5 * mom.v)
     for value, expect, what in ((opt.loss, "holds", "L*"), (broken, "fails", "control: L(theta*) without 1/n")):
         claim.record(
-            claim=CLAIM, paper_ref=REF17 + " (population loss of the layer)", setting=f"{setting}, s={s}",
-            metric=f"|{what} - MC of the forward pass| / SE ({profile.mc_trajectories} sequences)",
+            claim=CLAIM, check="population-loss-vs-forward-pass", setting=setting, s=s,
+            variant=None if expect == "holds" else "no-1-over-n", paper_ref=REF17 + " (population loss of the layer)",
+            label=f"|{what} - MC of the forward pass| / SE ({profile.mc_trajectories} sequences)",
             measured=abs(value - mc) / se, tolerance=Z_TOL, comparator="<=", tolerance_source="project",
             expect=expect, details={"value": value, "mc": mc, "mc_stderr": se})
     claim.check_all()

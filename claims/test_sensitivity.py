@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from claims._ar1 import coefficients, kappa_for, moments_for, train_config
+from claims.runs import sensitivity_run
 from claims.stats import seed_fields
 from models.cache import train_cached
 
@@ -75,13 +76,14 @@ def test_sensitivity_to_training_choices(claim, profile, setting, variant):
     retrain_before = profile.run.retrain_before
     err0, odd0, _ = _metrics(setting, profile, {}, retrain_before)
     err, odd, keys = _metrics(setting, profile, VARIANTS[variant], retrain_before)
-    for name, base, var in (
-            ("coefficient error (b2 W11 + b1 W21 - kappa) / kappa", err0, err),
-            ("odd share rms(odd) / rms(even)", odd0, odd)):
+    for check, name, base, var in (
+            ("coefficient-error", "coefficient error (b2 W11 + b1 W21 - kappa) / kappa", err0, err),
+            ("odd-share", "odd share rms(odd) / rms(even)", odd0, odd)):
         diff = seed_fields(var - base)
         claim.record(
-            claim=CLAIM, paper_ref=REF, setting=setting, kind="reported",
-            metric=f"{variant}: {name}", **seed_fields(var),
+            claim=CLAIM, check=check, setting=setting, variant=variant, paper_ref=REF, kind="reported",
+            label=f"{variant}: {name}", **seed_fields(var),
+            runs=[sensitivity_run(setting, variant, i) for i in range(N_SEEDS)],
             details={"variant": VARIANTS[variant], "per_seed": var.tolist(),
                      "ar1_optimum_tolerance": profile.coef_rel_tol,
                      "baseline_per_seed": base.tolist(),

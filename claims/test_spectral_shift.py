@@ -24,6 +24,7 @@ import pytest
 
 from claims import _lds
 from claims._lds import paired_ratio
+from claims.runs import shift_run
 from claims.seeds import rng_for
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import kalman_predict
@@ -33,6 +34,19 @@ from theory.systems import Systems
 CLAIM = "spectral-shift"
 REF = "Cole, Lu et al. (second source): test outside the training radius"
 N4SID_SEQUENCES = 2000
+#: names of the baseline rows (they also seed each row's bootstrap, claims.seeds.rng_for).
+LS_ROW, N4SID_ROW = "in-context least squares AR(2)", "N4SID"
+
+
+def _stack_row(layers: int, seed_index: int) -> str:
+    return f"L={layers} seed {seed_index}"
+
+
+#: the coordinates of each row of the table (claims/records.py, Coords).
+ROW_COORDS = {**{_stack_row(L, i): {"layers": L, "seed": i}
+                 for L in _lds.SHIFT_DEPTHS for i in range(_lds.STACK_SEEDS)},
+              LS_ROW: {"variant": "least-squares-ar2"}, N4SID_ROW: {"variant": "n4sid"},
+              "Kalman filter (true system)": {"variant": "kalman-true-system"}}
 
 
 @pytest.mark.parametrize("seed_index", range(_lds.STACK_SEEDS))
@@ -58,11 +72,11 @@ def _table(profile) -> dict:
         wrong = Systems(A=systems.A * (_lds.TRAIN_RADIUS / r), c=systems.c, Sigma_w=systems.Sigma_w,
                         Sigma_0=systems.Sigma_0, sigma_v=systems.sigma_v, T=systems.T)
         kf_wrong = (kalman_predict(wrong, y).prediction - target) ** 2
-        rows = {f"L={L} seed {i}": (_lds.predict(run, y) - target) ** 2
+        rows = {_stack_row(L, i): (_lds.predict(run, y) - target) ** 2
                 for L, rs in runs.items() for i, run in enumerate(rs)}
-        rows["in-context least squares AR(2)"] = (predict_ar(ols_ar(y, 2, ridge=1e-8), y, 2) - target) ** 2
+        rows[LS_ROW] = (predict_ar(ols_ar(y, 2, ridge=1e-8), y, 2) - target) ** 2
         n4 = n4sid_predict(y[:N4SID_SEQUENCES]).prediction
-        rows["N4SID"] = (n4 - target[:N4SID_SEQUENCES]) ** 2
+        rows[N4SID_ROW] = (n4 - target[:N4SID_SEQUENCES]) ** 2
         out[r] = {"rows": rows, "kalman": kf, "kalman_wrong": kf_wrong}
     return out
 
@@ -89,16 +103,19 @@ def test_the_filter_stays_optimal_out_of_distribution(claim, profile):
     table = _table(profile)
     rows = _ratios(table, "kalman", False)
     for r, name, ratio, lo, hi, dropped in rows:
-        claim.record(claim=CLAIM, paper_ref=REF, setting=f"a, r={r:g}",
-                     metric=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
+        where = ROW_COORDS[name]
+        claim.record(claim=CLAIM, check="mse-ratio", setting="a", radius=float(r), **where, paper_ref=REF,
+                     label=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
+                     runs=[shift_run(where["layers"], where["seed"])] if "layers" in where else None,
                      interval=(lo, hi), interval_kind="bootstrap95", details={"non_finite_dropped": dropped})
     wrong = _ratios(table, "kalman_wrong", True)
     for rows_, expect, what in ((rows, "holds", "the Kalman filter"),
                                 (wrong, "fails", "control: a filter given the training law (A 0.9 / r)")):
         worst = min(rows_, key=lambda x: x[4])
         claim.record(
-            claim=CLAIM, paper_ref=REF, setting="a, r=0.9-1.05",
-            metric=f"smallest upper end of the 95 % interval of MSE / MSE({what}) over radii and methods",
+            claim=CLAIM, check="filter-lower-bound", setting="a", radius="0.9-1.05",
+            variant=None if expect == "holds" else "filter-of-the-training-law", paper_ref=REF,
+            label=f"smallest upper end of the 95 % interval of MSE / MSE({what}) over radii and methods",
             measured=float(worst[4]), tolerance=1.0, comparator=">=", tolerance_source="project",
             expect=expect, details={"worst": list(worst[:2]), "rows": [list(x) for x in rows_]})
     claim.check_all()

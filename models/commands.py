@@ -216,7 +216,11 @@ def run_report(args, parser) -> int:
         _value_error(parser, ValueError(f"from: {exc}"))
     paths = render_report(payload, out)
     if src.resolve() != (out / "claims.json").resolve():
-        shutil.copyfile(src, out / "claims.json")
+        if payload.get("schema") == json.loads(src.read_text(encoding="utf-8")).get("schema"):
+            shutil.copyfile(src, out / "claims.json")
+        else:                             # a schema 3 report, as mapped to check ids (claims/legacy.py)
+            (out / "claims.json").write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n",
+                                             encoding="utf-8")
     print(f"report: {paths['html']}")
     print(f"        {paths['md']}" + (f" ({len(paths['figures'])} figures in {out / 'figures'})"
                                        if paths["figures"] else " (no figures)"))

@@ -19,10 +19,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _rec(test, order=0, **kw):
-    args = dict(claim="ar1-optimum", paper_ref="Thm 4.1", metric="err", measured=0.1,
+    args = dict(claim="ar1-optimum", paper_ref="Thm 4.1", check="k1", label="err", measured=0.1,
                 tolerance=1e-12, comparator="<=", setting="a", tolerance_source="project")
     args.update(kw)
-    r = make_record(**args)
+    r = make_record(**args).to_dict()
     r.update(test=test, order=order, profile="quick", outcome="passed")
     return r
 
@@ -30,20 +30,20 @@ def _rec(test, order=0, **kw):
 def _report():
     """A report as the plugin writes it, with the removed profile knobs still in it."""
     recs = [
-        _rec("claims/test_a.py::test_exact", measured=3, tolerance=3, comparator="==",
+        _rec("claims/test_a.py::test_exact", check="exact", measured=3, tolerance=3, comparator="==",
              details={"exact": "2052/9999", "kappa": 0.2052454015138651}),
-        _rec("claims/test_a.py::test_float[a]", measured=1.1e-16,
+        _rec("claims/test_a.py::test_float[a]", check="float", measured=1.1e-16,
              details={"per_seed": [0.1, 0.2, 0.30000000000000004], "elapsed": 1.5}),
-        _rec("claims/test_a.py::test_float[b]", setting="b", measured=2.5e-13),
-        # two parametrizations recording the same (claim, setting, metric): matched in order
-        _rec("claims/test_a.py::test_sym[control]", setting="symbolic", metric="nonzero",
+        _rec("claims/test_a.py::test_float[b]", check="float", setting="b", measured=2.5e-13),
+        # a check and its control: told apart by the control flag in the check_id
+        _rec("claims/test_a.py::test_sym[control]", setting="symbolic", check="sym", label="nonzero",
              measured=4, tolerance=0, comparator="==", expect="fails", tolerance_source="paper"),
-        _rec("claims/test_a.py::test_sym[holds]", setting="symbolic", metric="nonzero",
+        _rec("claims/test_a.py::test_sym[holds]", setting="symbolic", check="sym", label="nonzero",
              measured=0, tolerance=0, comparator="==", tolerance_source="paper"),
         # an interval check over seeds (inconclusive) and a reported row
-        _rec("claims/test_a.py::test_trained[a]", metric="signed err",
+        _rec("claims/test_a.py::test_trained[a]", check="k4", label="signed err",
              **seed_fields([0.0125, -0.0072, 0.0004]), tolerance=0.01, comparator="abs<="),
-        _rec("claims/test_a.py::test_table[a]", metric="mse", kind="reported", tolerance=None,
+        _rec("claims/test_a.py::test_table[a]", check="k5", label="mse", kind="reported", tolerance=None,
              comparator=None, tolerance_source=None, **seed_fields([0.2, 0.25, 0.3])),
     ]
     profile = dict(QUICK.as_dict(), mc_systems=20_000, settings_trained=["a", "b", "c", "d"])
@@ -134,7 +134,7 @@ def test_reported_rows_and_intervals_round_trip():
 def test_unmatched_records_and_summary_fail():
     before = _report()
     after = _after(before)
-    after["records"][2]["metric"] = "renamed"
+    after["records"][2]["check_id"] = "ar1-optimum/renamed/b"
     res = compare_reports(before, after)
     assert not res.ok and len(res.only_before) == 1 and len(res.only_after) == 1
     assert "unmatched: 1 only in BEFORE, 1 only in AFTER" in format_comparison(res)
@@ -143,7 +143,8 @@ def test_unmatched_records_and_summary_fail():
     after = dict(after, summary=report_payload(after["records"], None)["summary"])
     res = compare_reports(before, after)
     assert not res.ok and len(res.only_before) == 1 and not res.only_after
-    assert dropped["expect"] == "holds" and res.identical.count(res.only_before[0][:-1]) == 1
+    assert dropped["expect"] == "holds" and res.only_before == [("ar1-optimum/sym/symbolic",)]
+    assert ("ar1-optimum/sym/symbolic/control",) in res.identical       # its control still matches
     assert {"summary.total.checks", "summary.total.hold"} <= {p for p, *_ in res.report_diffs}
 
 
@@ -187,8 +188,8 @@ def test_main_exit_codes(tmp_path, capsys):
 
     for bad, problem in [(_write(tmp_path, "x.json", "{not json"), "not JSON"),
                          (_write(tmp_path, "y.json", {"records": {}}), "not a claims report"),
-                         (_write(tmp_path, "z.json", {"records": [{"claim": "c"}]}),
-                          "records[0] has no 'metric'"),
+                         (_write(tmp_path, "z.json", {"records": [{"check_id": "c/x"}]}),
+                          "records[0] has no 'label'"),
                          (str(tmp_path / "missing.json"), "cannot read")]:
         assert main([b, bad]) == 2
         err = capsys.readouterr().err.strip()
@@ -208,16 +209,31 @@ def test_module_runs_as_a_script(tmp_path):
 
 def test_verdict_comparison_ignores_numbers_but_not_conclusions(tmp_path):
     from claims.compare import compare_verdicts
-    a = {"records": [dict(claim="c", setting="a", metric="m", test="t.py::f[a]", measured=0.1,
+    a = {"records": [dict(check_id="c/m/a", claim="c", label="m", test="t.py::f[a]", measured=0.1,
                           verdict="holds", expect="holds", kind="check", outcome="passed")]}
     b = {"records": [dict(a["records"][0], measured=0.2)]}
     assert compare_verdicts(a, b) == []
     c = {"records": [dict(a["records"][0], verdict="inconclusive")]}
-    assert compare_verdicts(a, c) == ["DIFFERS: c / a / m / f: verdict 'holds' -> 'inconclusive'"]
-    d = {"records": a["records"] + [dict(a["records"][0], setting="b")]}
-    assert compare_verdicts(a, d) == ["only in AFTER:  c / b / m / f"]
+    assert compare_verdicts(a, c) == ["DIFFERS: c/m/a: verdict 'holds' -> 'inconclusive'"]
+    d = {"records": a["records"] + [dict(a["records"][0], check_id="c/m/b")]}
+    assert compare_verdicts(a, d) == ["only in AFTER:  c/m/b"]
     pa, pc = tmp_path / "a.json", tmp_path / "c.json"
     pa.write_text(json.dumps(a))
     pc.write_text(json.dumps(c))
     assert main([str(pa), str(pa), "--verdicts"]) == 0
     assert main([str(pa), str(pc), "--verdicts"]) == 1
+
+
+def test_reworded_labels_keep_the_verdicts(tmp_path):
+    """Records are matched by check_id: rewording every label (and moving every test) leaves
+    ``--verdicts`` green; the full comparison names the label as the one field that moved."""
+    before = _report()
+    after = _after(before)
+    for r in after["records"]:
+        r["label"] = "reworded: " + r["label"][::-1]
+    assert main([_write(tmp_path, "b.json", before), _write(tmp_path, "a.json", after), "--verdicts"]) == 0
+    res = compare_reports(before, after)
+    assert not res.only_before and not res.only_after and len(res.differing) == 7
+    assert all([p for p, *_ in diffs] == ["label"] for _, diffs in res.differing)
+    # matching by the old key (the label) would have lost every record
+    assert len(compare_reports(before, after, key=("label",)).only_before) == 7

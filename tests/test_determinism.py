@@ -43,7 +43,7 @@ def test_draws(claim, profile):
         drawn.append([x, n])
 
     run()
-    claim.record(claim="tiny", paper_ref="eq. 0", setting="a", metric="max |x| over draws",
+    claim.record(claim="tiny", paper_ref="eq. 0", setting="a", check="draws", label="max |x| over draws",
                  measured=max(abs(x) for x, _ in drawn), tolerance=2.0, comparator="<=",
                  tolerance_source="project", details={"drawn": drawn}).check()
 
@@ -51,20 +51,20 @@ def test_draws(claim, profile):
 @pytest.mark.parametrize("setting", ["a", "b", "c"])
 def test_seeds(claim, setting):
     values = [float(rng_for("tiny", setting, i).normal(0.0, 0.01)) for i in range(3)]
-    claim.record(claim="tiny", paper_ref="eq. 0", setting=setting, metric="signed error",
+    claim.record(claim="tiny", paper_ref="eq. 0", setting=setting, check="seeds", label="signed error",
                  **seed_fields(values), tolerance=0.05, comparator="abs<=",
                  tolerance_source="project", details={"per_seed": values}).check()
 
 
 def test_mc(claim):
     x = rng_for("tiny", "mc").standard_normal(1000)
-    claim.record(claim="tiny", paper_ref="eq. 0", setting="a", metric="mean",
+    claim.record(claim="tiny", paper_ref="eq. 0", setting="a", check="mc-mean", label="mean",
                  **mc_fields(x.mean(), x.std(ddof=1) / math.sqrt(x.size)), tolerance=0.2,
                  comparator="abs<=", tolerance_source="project").check()
 
 
 def test_table(claim):
-    claim.record(claim="tiny", paper_ref="Tab. 0", setting="a", metric="mse",
+    claim.record(claim="tiny", paper_ref="Tab. 0", setting="a", check="table", label="mse",
                  kind="reported", measured=float(rng_for("tiny", "mse").random()))
 '''
 
@@ -100,12 +100,23 @@ def test_serial_xdist_and_ci_runs_write_identical_records(tiny):
     data = json.loads(serial.read_text())
     assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False}
     assert len(data["records"]) == 6 and len(data["summary"]["inconclusive"]) == 0
-    draws = next(r for r in data["records"] if r["metric"] == "max |x| over draws")
+    draws = next(r for r in data["records"] if r["label"] == "max |x| over draws")
     assert len(draws["details"]["drawn"]) >= 10            # hypothesis really drew examples
     for other in (serial_ci, xdist):
         res = _compare(serial, other)
         assert res.returncode == 0, res.stdout + res.stderr
         assert "bit-identical:      6" in res.stdout and "RESULT: MATCH" in res.stdout
+    # every label reworded: the records still match by check_id, and what the run concludes
+    # is the same (--verdicts); the full comparison names the labels as what moved
+    reworded = serial.with_name("reworded.json")
+    data["records"] = [dict(r, label=f"reworded {i}: " + r["label"].upper()) for i, r in enumerate(data["records"])]
+    reworded.write_text(json.dumps(data), encoding="utf-8")
+    res = run_bounded([PYTHON, "-m", "claims.compare", "--verdicts", str(serial), str(reworded)],
+                      timeout=120, cwd=REPO, env=clean_env(REPO))
+    assert res.returncode == 0 and "RESULT: SAME VERDICTS" in res.stdout, res.stdout + res.stderr
+    res = _compare(serial, reworded)
+    assert res.returncode == 1 and "unmatched: 0 only in BEFORE, 0 only in AFTER" in res.stdout
+    assert res.stdout.count("        label: ") == 6
 
 
 def test_control_random_draws_are_told_apart(tiny):
@@ -114,7 +125,7 @@ def test_control_random_draws_are_told_apart(tiny):
     assert json.loads(a.read_text())["run"]["hypothesis_draws"] == "random"
     res = _compare(a, b)
     assert res.returncode == 1, res.stdout + res.stderr
-    assert "DIFFERS: tiny / a / max |x| over draws / test_draws" in res.stdout
+    assert "DIFFERS: tiny/draws/a" in res.stdout
     # the seeded rows do not depend on hypothesis: they still match
     assert "bit-identical:      5" in res.stdout
 

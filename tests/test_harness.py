@@ -24,15 +24,20 @@ from claims import report, runopts, stats
 from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
 from claims.records import (ClaimRecorder, Record, compare, format_value, make_record,
                             records_from_user_properties, to_builtin)
+
+
+def _rec(**kw) -> dict:
+    """A record as its serialised dict (what the reports and the plugin handle)."""
+    return make_record(**kw).to_dict()
 from claims.seeds import claim_settings, rng_for, seed_for
 
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
-RECORD_KEYS = {"claim", "paper_ref", "setting", "metric", "kind", "measured", "interval",
-               "interval_kind", "n_seeds", "tolerance", "comparator", "tolerance_source",
-               "verdict", "holds_at", "decide", "expect", "details", "test", "profile",
-               "outcome", "xfail_reason", "note", "order", "values"}
+RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
+               "interval", "interval_kind", "n_seeds", "values", "runs", "tolerance", "comparator",
+               "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
+               "test", "order", "profile", "outcome", "xfail_reason"}
 P = {"tolerance_source": "project"}
 
 
@@ -49,16 +54,16 @@ def test_compare(m, op, t, expected):
 
 
 def test_make_record_converts_and_validates():
-    r = make_record(claim="ar1-optimum", paper_ref="Thm 4.1", metric="z",
+    r = _rec(claim="ar1-optimum", paper_ref="Thm 4.1", check="k1", label="z",
                     measured=np.float32(0.25), tolerance=np.int64(1), comparator="<=", **P,
                     setting="a", details={"v": np.arange(2.0), np.int64(3): (1, 2)})
     assert type(r["measured"]) is float and type(r["tolerance"]) is int
     assert r["details"] == {"v": [0.0, 1.0], "3": [1, 2]} and r["verdict"] == "holds"
     assert set(r) == RECORD_KEYS
-    r = make_record(claim="x", paper_ref="p", metric="m", measured=np.array(2.5),
+    r = _rec(claim="x", paper_ref="p", check="k2", label="m", measured=np.array(2.5),
                     tolerance=1, comparator="<=", **P)
     assert r["measured"] == 2.5 and r["verdict"] == "fails"
-    bad = dict(claim="x", paper_ref="p", metric="m", measured=1.0, tolerance=1.0,
+    bad = dict(claim="x", paper_ref="p", check="k3", label="m", measured=1.0, tolerance=1.0,
                comparator="<=", **P)
     for change, exc in [({"comparator": "~"}, ValueError), ({"expect": "maybe"}, ValueError),
                         ({"claim": "Bad Id"}, ValueError), ({"paper_ref": " "}, ValueError),
@@ -85,7 +90,7 @@ def test_make_record_converts_and_validates():
 
 def test_nan_measured_fails_and_check_raises_even_for_a_control():
     for expect in ("holds", "fails"):
-        r = make_record(claim="x", paper_ref="p", metric="m", measured=np.float64("nan"),
+        r = _rec(claim="x", paper_ref="p", check="k4", label="m", measured=np.float64("nan"),
                         tolerance=1.0, comparator="abs<=", expect=expect, **P)
         assert r["verdict"] == "fails" and "NaN" in r["note"]
         with pytest.raises(AssertionError, match="NaN"):
@@ -99,18 +104,18 @@ def test_record_check_messages():
 
     item = Item()
     rec = ClaimRecorder(item, "quick")
-    ok = rec.record(claim="c", paper_ref="eq. 1", metric="err", measured=0.5, tolerance=1,
+    ok = rec.record(claim="c", paper_ref="eq. 1", check="k5", label="err", measured=0.5, tolerance=1,
                     comparator="<=", **P)
     assert ok.check() is ok and ok.holds and rec.unchecked() == []
-    bad = rec.record(claim="c", paper_ref="eq. 1", setting="a", metric="err", measured=2.0,
+    bad = rec.record(claim="c", paper_ref="eq. 1", setting="a", check="k6", label="err", measured=2.0,
                      tolerance=1, comparator="<=", **P)
-    with pytest.raises(AssertionError, match=r"claim c \[eq. 1\] setting a: err = 2 violates <= 1"):
+    with pytest.raises(AssertionError, match=r"c/k6/a \[eq. 1\]: err = 2 violates <= 1"):
         bad.check()
-    ctl = rec.record(claim="c", paper_ref="eq. 1", metric="err", measured=0.5, tolerance=1,
+    ctl = rec.record(claim="c", paper_ref="eq. 1", check="k7", label="err", measured=0.5, tolerance=1,
                      comparator="<=", expect="fails", **P)
     with pytest.raises(AssertionError, match="negative control unexpectedly holds"):
         ctl.check()
-    assert rec.record(claim="c", paper_ref="eq. 1", metric="err", measured=5, tolerance=1,
+    assert rec.record(claim="c", paper_ref="eq. 1", check="k8", label="err", measured=5, tolerance=1,
                       comparator="<=", expect="fails", **P).check().verdict == "fails"
     props = records_from_user_properties(item.user_properties)
     assert [p["order"] for p in props] == [0, 1, 2, 3]
@@ -189,7 +194,7 @@ def test_t_interval_covers_95_percent():
 ])
 def test_interval_verdicts(lo, hi, cmp_, tol, verdict):
     assert stats.interval_verdict(lo, hi, cmp_, tol) == verdict
-    r = make_record(claim="c", paper_ref="p", metric="m", measured=(lo + hi) / 2,
+    r = _rec(claim="c", paper_ref="p", check="k9", label="m", measured=(lo + hi) / 2,
                     interval=(lo, hi), tolerance=tol, comparator=cmp_, **P)
     assert r["verdict"] == verdict and r["interval"] == [lo, hi]
     assert (r["decide"] is not None) == (verdict == "inconclusive")
@@ -201,13 +206,13 @@ def test_interval_verdicts(lo, hi, cmp_, tol, verdict):
 
 
 def test_holds_at_of_exact_checks():
-    r = make_record(claim="c", paper_ref="p", metric="m", measured=-3e-13, tolerance=1e-12,
+    r = _rec(claim="c", paper_ref="p", check="k10", label="m", measured=-3e-13, tolerance=1e-12,
                     comparator="abs<=", **P)
     assert r["holds_at"] == 3e-13 and r["interval"] is None and r["interval_kind"] is None
-    r = make_record(claim="c", paper_ref="p", metric="m", measured=4, tolerance=0,
+    r = _rec(claim="c", paper_ref="p", check="k11", label="m", measured=4, tolerance=0,
                     comparator="==", tolerance_source="paper")
     assert r["holds_at"] is None and r["verdict"] == "fails"
-    assert make_record(claim="c", paper_ref="p", metric="m", measured=0.3, tolerance=0.1,
+    assert _rec(claim="c", paper_ref="p", check="k12", label="m", measured=0.3, tolerance=0.1,
                        comparator=">=", **P)["holds_at"] == 0.3
 
 
@@ -228,15 +233,15 @@ def test_seeds_to_decide_is_the_smallest_sufficient_n():
 
 
 def test_decide_texts():
-    r = make_record(claim="c", paper_ref="p", metric="m", **stats.seed_fields([0.0125, -0.0072, 0.0004]),
+    r = _rec(claim="c", paper_ref="p", check="k13", label="m", **stats.seed_fields([0.0125, -0.0072, 0.0004]),
                     tolerance=0.01, comparator="abs<=", **P)
     assert r["verdict"] == "inconclusive"
     assert r["decide"].startswith("more seeds: the interval half-width is 0.02")
     assert "about 9 seeds would resolve it (towards holds" in r["decide"]
-    r = make_record(claim="c", paper_ref="p", metric="m", **stats.mc_fields(1.1, 0.1),
+    r = _rec(claim="c", paper_ref="p", check="k14", label="m", **stats.mc_fields(1.1, 0.1),
                     tolerance=1.0, comparator="<=", **P)
     assert "about 3.8x the samples" in r["decide"] and "towards fails" in r["decide"]
-    r = make_record(claim="c", paper_ref="p", metric="m", **stats.mc_fields(1.1, 0.1),
+    r = _rec(claim="c", paper_ref="p", check="k15", label="m", **stats.mc_fields(1.1, 0.1),
                     tolerance=1.0, comparator="<=", decide="ask someone", **P)
     assert r["decide"] == "ask someone"
 
@@ -245,7 +250,7 @@ def test_outcome_rules_of_interval_checks():
     """holds/inconclusive pass a positive check; a control passes only on fails."""
     def rec(interval, expect):
         lo, hi = interval
-        return Record(make_record(claim="c", paper_ref="p", metric="m", measured=(lo + hi) / 2,
+        return Record(_rec(claim="c", paper_ref="p", check="k16", label="m", measured=(lo + hi) / 2,
                                   interval=interval, n_seeds=3, tolerance=1.0,
                                   comparator="<=", expect=expect, **P))
     assert rec((0.1, 0.9), "holds").check().holds
@@ -265,7 +270,7 @@ def test_reported_rows():
         user_properties: list = []
 
     rec = ClaimRecorder(Item(), "quick")
-    row = rec.record(claim="tables", paper_ref="Tab. 2", setting="a", metric="mse",
+    row = rec.record(claim="tables", paper_ref="Tab. 2", setting="a", check="k17", label="mse",
                      kind="reported", **stats.seed_fields([0.2, 0.25, 0.3]))
     assert rec.unchecked() == [] and row.check() is row
     d = row.data
@@ -278,7 +283,7 @@ def test_reported_rows():
     for bad in ({"tolerance": 1.0}, {"comparator": "<="}, {"tolerance_source": "project"},
                 {"expect": "holds"}):
         with pytest.raises(ValueError, match="reported row has no verdict"):
-            make_record(claim="t", paper_ref="p", metric="m", measured=1.0, kind="reported",
+            _rec(claim="t", paper_ref="p", check="k18", label="m", measured=1.0, kind="reported",
                         **bad)
 
 
@@ -288,7 +293,7 @@ def test_summary_counts_inconclusive_and_intervals():
                                 ((0.5, 1.5), "holds", "passed"), ((1.5, 2.5), "fails", "passed"),
                                 ((0.5, 1.5), "fails", "failed"), (None, "holds", "passed")]:
         m = 0.5 if iv is None else sum(iv) / 2
-        r = make_record(claim="c", paper_ref="p", metric="m", measured=m, interval=iv,
+        r = _rec(claim="c", paper_ref="p", check="k19", label="m", measured=m, interval=iv,
                         n_seeds=None if iv is None else 3, tolerance=1.0, comparator="<=",
                         expect=expect, **P)
         r.update(outcome=outcome, test=f"t.py::test_{len(recs)}")
@@ -304,7 +309,7 @@ def test_summary_counts_inconclusive_and_intervals():
     inc = report.inconclusive_lines(recs)
     assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
     payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})
-    assert payload["schema"] == 3 and len(payload["summary"]["inconclusive"]) == 3
+    assert payload["schema"] == report.SCHEMA == 4 and len(payload["summary"]["inconclusive"]) == 3
     assert payload["run"] == {"hypothesis_draws": "derandomized"}
     assert report.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
 
@@ -402,9 +407,9 @@ def test_claim_settings_always_derandomised(monkeypatch, ci):
 
 
 def test_write_reports_atomic_and_strict_json(tmp_path):
-    recs = [make_record(claim="b", paper_ref="p", metric="m|n", measured=math.nan,
+    recs = [_rec(claim="b", paper_ref="p", check="k20", label="m|n", measured=math.nan,
                         tolerance=1, comparator="<=", **P),
-            make_record(claim="a", paper_ref="p", metric="m", measured=math.inf,
+            _rec(claim="a", paper_ref="p", check="k21", label="m", measured=math.inf,
                         tolerance=1, comparator=">=", **P)]
     for i, r in enumerate(recs):
         r.update(test=f"t::{i}", order=0, outcome="passed")
@@ -420,7 +425,7 @@ def test_summary_line_wording():
     recs = []
     for verdict_holds, expect, outcome in [(True, "holds", "passed")] * 7 + \
             [(False, "fails", "passed")] * 2 + [(False, "holds", "xfailed")]:
-        r = make_record(claim="ar1-optimum", paper_ref="p", metric="m",
+        r = _rec(claim="ar1-optimum", paper_ref="p", check="k22", label="m",
                         measured=0.0 if verdict_holds else 2.0, tolerance=1.0,
                         comparator="<=", expect=expect, **P)
         r["outcome"] = outcome
@@ -441,29 +446,29 @@ from claims.seeds import seed_for
 
 
 def test_holds(claim):
-    claim.record(claim="alpha", paper_ref="Thm 1", setting="a", metric="|err|",
+    claim.record(claim="alpha", paper_ref="Thm 1", setting="a", check="k23", label="|err|",
                  measured=np.float64(0.5), tolerance=1.0, comparator="<=", tolerance_source="project",
                  details={"arr": np.arange(3), "seed": np.int64(seed_for("alpha"))}).check()
 
 
 def test_control(claim):
-    claim.record(claim="alpha", paper_ref="Thm 1", setting="asym", metric="|err|",
+    claim.record(claim="alpha", paper_ref="Thm 1", setting="asym", check="k24", label="|err|",
                  measured=3.0, tolerance=1.0, comparator="<=", tolerance_source="project", expect="fails").check()
 
 
 def test_unexpected(claim):
-    claim.record(claim="beta", paper_ref="eq. 2", setting="b", metric="gap",
+    claim.record(claim="beta", paper_ref="eq. 2", setting="b", check="k25", label="gap",
                  measured=2.0, tolerance=1.0, comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(strict=True, reason="paper's 0.93 does not reproduce")
 def test_known(claim):
-    claim.record(claim="beta", paper_ref="Tab. 1", setting="c", metric="r2",
+    claim.record(claim="beta", paper_ref="Tab. 1", setting="c", check="k26", label="r2",
                  measured=0.5, tolerance=0.9, comparator=">=", tolerance_source="project").check()
 
 
 def test_nan(claim):
-    rec = claim.record(claim="beta", paper_ref="eq. 3", metric="nan metric",
+    rec = claim.record(claim="beta", paper_ref="eq. 3", check="k27", label="nan metric",
                        measured=float("nan"), tolerance=1.0, comparator="abs<=", tolerance_source="project")
     assert rec.verdict == "fails"
     with pytest.raises(AssertionError, match="NaN"):
@@ -471,38 +476,38 @@ def test_nan(claim):
 
 
 def test_unchecked(claim):
-    claim.record(claim="gamma", paper_ref="eq. 4", metric="m", measured=1, tolerance=1,
+    claim.record(claim="gamma", paper_ref="eq. 4", check="k28", label="m", measured=1, tolerance=1,
                  comparator="==", tolerance_source="project")
 
 
 @pytest.mark.xfail(strict=True, reason="thought not to reproduce")
 def test_xpass(claim):
-    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+    claim.record(claim="delta", paper_ref="eq. 5", check="k29", label="m", measured=0.0, tolerance=1.0,
                  comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(False, reason="condition false: not an xfail", strict=True)
 def test_cond_xfail(claim):
-    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+    claim.record(claim="delta", paper_ref="eq. 5", check="k30", label="m", measured=0.0, tolerance=1.0,
                  comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(1 + 1 == 2, reason="condition true", strict=True)
 @pytest.mark.xfail(False, reason="condition false", strict=True)   # evaluated first
 def test_cond_xpass(claim):
-    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+    claim.record(claim="delta", paper_ref="eq. 5", check="k31", label="m", measured=0.0, tolerance=1.0,
                  comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail("1 + 1 == 2", strict=True)
 def test_str_cond_xpass(claim):
-    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+    claim.record(claim="delta", paper_ref="eq. 5", check="k32", label="m", measured=0.0, tolerance=1.0,
                  comparator="<=", tolerance_source="project").check()
 
 
 @pytest.mark.xfail(raises=ValueError, strict=True, reason="only a ValueError is expected")
 def test_other_error(claim):
-    claim.record(claim="delta", paper_ref="eq. 5", metric="m", measured=0.0, tolerance=1.0,
+    claim.record(claim="delta", paper_ref="eq. 5", check="k33", label="m", measured=0.0, tolerance=1.0,
                  comparator="<=", tolerance_source="project").check()
     raise TypeError("not the expected error")
 
@@ -513,7 +518,7 @@ def test_plain(profile):
 
 def test_inconclusive(claim):
     from claims.stats import seed_fields
-    rec = claim.record(claim="epsilon", paper_ref="eq. 6", setting="a", metric="signed err",
+    rec = claim.record(claim="epsilon", paper_ref="eq. 6", setting="a", check="k34", label="signed err",
                        **seed_fields([0.002, 0.012, -0.008]), tolerance=0.01,
                        comparator="abs<=", tolerance_source="project")
     assert rec.inconclusive
@@ -521,19 +526,19 @@ def test_inconclusive(claim):
 
 
 def test_control_inconclusive(claim):
-    claim.record(claim="epsilon", paper_ref="eq. 6", setting="asym", metric="gap",
+    claim.record(claim="epsilon", paper_ref="eq. 6", setting="asym", check="k35", label="gap",
                  measured=0.012, interval=(0.008, 0.016), tolerance=0.01, comparator="<=",
                  tolerance_source="project", expect="fails").check()
 
 
 def test_reported(claim):
-    claim.record(claim="epsilon", paper_ref="Tab. 2", setting="a", metric="mse",
+    claim.record(claim="epsilon", paper_ref="Tab. 2", setting="a", check="k36", label="mse",
                  kind="reported", measured=0.25, interval=(0.2, 0.3), n_seeds=3)
 
 
 @pytest.mark.xfail(strict=True, reason="listed although its interval contains 1 %")
 def test_xfail_inconclusive(claim):
-    claim.record(claim="epsilon", paper_ref="eq. 6", setting="d", metric="odd share",
+    claim.record(claim="epsilon", paper_ref="eq. 6", setting="d", check="k37", label="odd share",
                  measured=0.0144, interval=(0.0098, 0.0189), n_seeds=3, tolerance=0.01,
                  comparator="<=", tolerance_source="project").check()
 '''
@@ -573,34 +578,34 @@ def _check_report(result, pytester, profile="quick"):
     out = result.stdout.str()
     assert f"claims (profile {profile})" in out
     result.stdout.fnmatch_lines([
-        "claim*paper ref*setting*metric*measured*95% interval*basis*holds at*criterion*"
+        "check_id*paper ref*where*label*measured*95% interval*basis*holds at*criterion*"
         "tol. by*verdict*expected*outcome",
-        "alpha*Thm 1*asym*|err|*3*-*exact*3*<= 1*project*fails*fails*passed",
-        "alpha*Thm 1*a*|err|*0.5*-*exact*0.5*<= 1*project*holds*holds*passed",
+        "alpha/k24/asym/control*Thm 1*asym*|err|*3*-*exact*3*<= 1*project*fails*fails*passed",
+        "alpha/k23/a*Thm 1*a*|err|*0.5*-*exact*0.5*<= 1*project*holds*holds*passed",
         "*alpha: 2 checks, 1 holds, 1 negative control fails as expected",
-        "beta*Tab. 1*c*r2*0.5*>= 0.9*fails*holds*xfailed",
+        "beta/k26/c*Tab. 1*c*r2*0.5*>= 0.9*fails*holds*xfailed",
         "*beta: 3 checks, 1 not reproduced (xfail), 2 UNEXPECTED verdict, 1 in FAILING tests",
-        "*xfail test_known: paper's 0.93 does not reproduce",
-        "*note  test_nan: measured is NaN*",
+        "*xfail beta/k26/c: paper's 0.93 does not reproduce",
+        "*note  beta/k27: measured is NaN*",
         "*delta: 5 checks, 5 hold, 4 in FAILING tests",
-        "*note  test_xpass: XPASS(strict)*",
-        "epsilon*eq. 6*asym*gap*0.012*[[]0.008, 0.016]*MC 1.96 SE*0.016*<= 0.01*project*"
+        "*note  delta/k29: XPASS(strict)*",
+        "epsilon/k35/asym/control*eq. 6*asym*gap*0.012*[[]0.008, 0.016]*MC 1.96 SE*0.016*<= 0.01*project*"
         "inconclusive*fails*failed",
-        "epsilon*eq. 6*a*signed err*0.002*[[]-0.0228*, 0.0268*]*t, 3 seeds*0.0268*abs<= 0.01*"
+        "epsilon/k34/a*eq. 6*a*signed err*0.002*[[]-0.0228*, 0.0268*]*t, 3 seeds*0.0268*abs<= 0.01*"
         "project*inconclusive*holds*passed",
-        "epsilon*Tab. 2*a*mse*0.25*[[]0.2, 0.3]*t, 3 seeds*-*-*-*reported*-*passed",
+        "epsilon/k36/a*Tab. 2*a*mse*0.25*[[]0.2, 0.3]*t, 3 seeds*-*-*-*reported*-*passed",
         "*epsilon: 3 checks, 2 inconclusive, 1 UNEXPECTED verdict, 2 in FAILING tests, "
         "1 reported row (no verdict)",
-        "*note  test_xfail_inconclusive: XPASS(strict)*",
+        "*note  epsilon/k37/d: XPASS(strict)*",
         "*gamma: 1 check, 1 holds, 1 in FAILING tests",
         "interval checks: 2 with a 95% interval; about 0.1 (= 0.05 x 2) expected*",
         "inconclusive checks: 3 (2 positive, passing; 1 negative control(s), failing their "
         "test)*",
-        "  - epsilon [[]asym] test_control_inconclusive NEGATIVE CONTROL: gap: 0.012, interval "
+        "  - epsilon/k35/asym/control NEGATIVE CONTROL: gap: 0.012, interval "
         "[[]0.008, 0.016] (MC 1.96 SE) against <= 0.01",
         "      more Monte Carlo samples: the interval half-width is 0.004 against a "
         "tolerance of 0.01; * about 4x the samples would resolve it (towards fails)*",
-        "  - epsilon [[]a] test_inconclusive: signed err: 0.002, interval *",
+        "  - epsilon/k34/a: signed err: 0.002, interval *",
         "      more seeds: *about * seeds would resolve it (towards holds, if the mean stays;"
         " n = 3 now)",
         "5 claims, 14 checks*NEEDS ATTENTION",
@@ -685,7 +690,7 @@ from claims.seeds import claim_settings
 @pytest.mark.parametrize("i", range(4))
 def test_opts(claim, profile, i):
     o = profile.run
-    claim.record(claim="opts", paper_ref="-", metric=f"retrain_before {i}", kind="reported",
+    claim.record(claim="opts", paper_ref="-", check="k38", label=f"retrain_before {i}", kind="reported",
                  measured=-1.0 if o.retrain_before is None else o.retrain_before,
                  details={"derandomize": claim_settings(profile).derandomize})
 """

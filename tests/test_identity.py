@@ -1,0 +1,233 @@
+"""Record identity (claims/records.py ``check_id``, ``Coords``, ``RunEntry``), the headline
+registry (claims/headlines.py), the schema 3 mapping (claims/legacy.py) and the rule that
+no reader parses label text (claims/figures.py, compare.py, readme.py, report.py)."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from claims.headlines import HEADLINES, headline_ids
+from claims.legacy import upgrade_record
+from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, check_id, duplicate_ids,
+                            make_record, per_run_extras)
+from claims.stats import seed_fields
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "docs" / "results"
+P = dict(paper_ref="p", tolerance=1.0, comparator="<=", tolerance_source="project")
+
+pytest_plugins = ["pytester"]
+
+
+def _published(name: str) -> dict:
+    return json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------- check ids
+
+def test_check_id_is_built_from_claim_check_and_coordinates():
+    r = make_record(claim="banding", check="odd-share", setting="a", s=2, label="any words at all",
+                    measured=0.5, **P)
+    assert r.check_id == "banding/odd-share/a/s=2" == check_id("banding", "odd-share", r.coords)
+    # every coordinate has its place and prefix; a negative control is marked
+    c = Coords(setting="a", s="2-4", T=80, layers=4, radius=1.05, seed=2, variant="n4sid", control=True)
+    assert "/".join(c.id_parts()) == "a/s=2-4/T=80/L=4/r=1.05/seed=2/n4sid/control"
+    assert c.where() == "a, s=2-4, T=80, L=4, r=1.05, seed=2, n4sid"
+    ctl = make_record(claim="banding", check="odd-share", setting="asym", s=2, label="x", measured=2.0,
+                      expect="fails", **P)
+    assert ctl.check_id == "banding/odd-share/asym/s=2/control" and ctl.coords.control
+
+
+def test_the_label_is_no_part_of_the_identity():
+    a = make_record(claim="c", check="k", setting="b", label="one wording", measured=0.5, **P)
+    b = make_record(claim="c", check="k", setting="b", label="quite another", measured=0.5, **P)
+    assert a.check_id == b.check_id and a.label != b.label
+
+
+@pytest.mark.parametrize("bad, name", [
+    ({"check": "Has Space"}, "check"), ({"check": "a/b"}, "check"), ({"setting": "a/b"}, "setting"),
+    ({"variant": "1/n-slip"}, "variant"), ({"variant": "two words"}, "variant"), ({"T": 2.5}, "T"),
+    ({"layers": True}, "layers"), ({"s": [2]}, "s"), ({"control": "yes"}, "control"),
+])
+def test_bad_coordinates_are_refused_naming_the_parameter(bad, name):
+    kw = dict(claim="c", check="k", label="m", measured=0.5, **P)
+    with pytest.raises(ValueError, match=name):
+        make_record(**{**kw, **bad})
+
+
+def test_a_record_round_trips_through_its_json_form():
+    r = make_record(claim="ar1-optimum", check="trained-coefficient", setting="d", label="m",
+                    **seed_fields([0.01, -0.02, 0.005]), runs=["ar1/d/seed=0", "ar1/d/seed=1", "ar1/d/seed=2"],
+                    paper_ref="p", tolerance=0.05, comparator="abs<=", tolerance_source="project",
+                    details={"family_per_seed": ["value", "key", "value"], "big_per_seed": [{"w": 1}] * 3})
+    d = json.loads(json.dumps(r.to_dict()))
+    back = ClaimRecord.from_dict(d)
+    assert back == r and back.to_dict() == d
+    with pytest.raises(ValueError, match="unknown fields"):
+        ClaimRecord.from_dict({**d, "metric": "old"})
+    with pytest.raises(ValueError, match="schema 4"):
+        ClaimRecord.from_dict({k: v for k, v in d.items() if k != "check_id"})
+
+
+# ---------------------------------------------------------------------------- per-run entries
+
+def test_runs_carry_the_per_seed_values_and_scalars():
+    details = {"family_per_seed": ["value", "key"], "rel_error_per_seed": [0.1, 0.2],
+               "nearest_per_seed": [{"kind": "min"}, {"kind": "saddle"}], "per_seed": [1, 2], "n": 3}
+    r = make_record(claim="c", check="k", setting="a", label="m", **seed_fields([0.1, 0.2]),
+                    runs=["r/0", "r/1"], details=details, **P)
+    assert [e.run for e in r.runs] == ["r/0", "r/1"] and [e.seed for e in r.runs] == [0, 1]
+    assert [e.value for e in r.runs] == r.values == [0.1, 0.2]
+    # scalars of *_per_seed lists only; structures and the bare "per_seed" stay in the details
+    assert r.runs[1].extra == {"family": "key", "rel_error": 0.2}
+    assert per_run_extras(details, 3) == [{}, {}, {}]           # lengths must match the runs
+    one = make_record(claim="c", check="k", setting="a", seed=2, label="m", kind="reported",
+                      paper_ref="p", measured=1.5, runs=["shift/L=1/seed=2"])
+    assert one.runs == [RunEntry(run="shift/L=1/seed=2", seed=2, value=1.5)]
+
+
+@pytest.mark.parametrize("runs, match", [
+    (["r/0"], "2 per-run values"), (["r/0", "r/0"], "each run once"), ("r/0", "list"),
+    ([RunEntry("r/0", 0, 9.0), RunEntry("r/1", 1, 0.2)], "per-seed values"), ([], "non-empty"),
+])
+def test_runs_that_do_not_fit_the_values_are_refused(runs, match):
+    with pytest.raises(ValueError, match=match):
+        make_record(claim="c", check="k", label="m", **seed_fields([0.1, 0.2]), runs=runs, **P)
+
+
+# ---------------------------------------------------------------------------- uniqueness
+
+def test_one_test_cannot_record_one_check_id_twice():
+    class Item:
+        nodeid = "t.py::test"
+        user_properties: list = []
+
+    rec = ClaimRecorder(Item(), "quick")
+    rec.record(claim="c", check="k", setting="a", label="first", measured=0.5, **P)
+    rec.record(claim="c", check="k", setting="b", label="other coordinates", measured=0.5, **P)
+    with pytest.raises(ValueError, match="recorded twice"):
+        rec.record(claim="c", check="k", setting="a", label="reworded", measured=0.5, **P)
+    assert duplicate_ids([{"check_id": "x"}, {"check_id": "y"}, {"check_id": "x"}]) == ["x"]
+
+
+def test_two_tests_claiming_one_check_id_fail_the_session(pytester):
+    pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')
+    pytester.makepyfile(test_dup='''
+def _rec(claim, label):
+    claim.record(claim="c", check="k", setting="a", paper_ref="p", label=label, measured=0.5,
+                 tolerance=1.0, comparator="<=", tolerance_source="project").check()
+
+def test_one(claim):
+    _rec(claim, "one")
+
+def test_two(claim):
+    _rec(claim, "two")
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--claims-report", str(pytester.path / "rep"))
+    result.assert_outcomes(passed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*DUPLICATE check_id*c/k/a*"])
+
+
+@pytest.mark.parametrize("name", ["quick", "paper"])
+def test_published_runs_have_unique_ids_of_schema_4(name):
+    data = _published(name)
+    assert data["schema"] == 4
+    records = [ClaimRecord.from_dict(r) for r in data["records"]]
+    assert duplicate_ids(data["records"]) == []
+    for r in records:                      # the id is what claim, check and coordinates make
+        assert r.check_id == check_id(r.claim, r.check, r.coords)
+        if r.runs:
+            assert len({e.run for e in r.runs}) == len(r.runs)
+            if r.values is not None:
+                assert [e.value for e in r.runs] == r.values
+    trained = [r for r in records if r.interval_kind == "t95-seeds" and r.check.startswith("trained-")
+               and r.coords.variant != "random-layers"]
+    assert trained and all(r.runs for r in trained)
+
+
+# ---------------------------------------------------------------------------- headlines
+
+@pytest.mark.parametrize("name", ["quick", "paper"])
+def test_every_headline_is_a_positive_check_of_both_published_runs(name):
+    by = {r["check_id"]: r for r in _published(name)["records"]}
+    missing = sorted(i for i in headline_ids() if i not in by)
+    assert not missing
+    assert all(by[i]["kind"] == "check" and by[i]["expect"] == "holds" for i in headline_ids())
+    claims = {r["claim"] for r in by.values()} - {"training-sensitivity"}   # a reported table
+    assert claims <= {h.claim for h in HEADLINES}
+    assert all(h.statement.strip() and h.check_ids for h in HEADLINES)
+
+
+# ---------------------------------------------------------------------------- schema 3
+
+#: one schema 3 record per rule of claims/legacy.py (taken from the published quick run of
+#: schema 3, details cut to what the mapping reads) and the check_id the current claims give
+#: the same check (read off a fresh run of the current claims, not computed by the mapping).
+SCHEMA3 = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))
+
+
+def test_schema3_records_map_to_the_ids_the_current_claims_record():
+    quick = {r["check_id"]: r for r in _published("quick")["records"]}
+    assert len(SCHEMA3) >= 40
+    for case in SCHEMA3:
+        new = upgrade_record(case["record"])
+        assert new["check_id"] == case["check_id"], case["record"]["test"]
+        fresh = quick[case["check_id"]]
+        assert new["coords"] == fresh["coords"] and new["label"] == fresh["label"]
+        assert (new["runs"] is None) == (fresh["runs"] is None)
+        if new["runs"]:
+            assert [(e["run"], e["seed"], e["value"]) for e in new["runs"]] == \
+                [(e["run"], e["seed"], e["value"]) for e in fresh["runs"]]
+    with pytest.raises(ValueError, match="no schema-3 mapping"):
+        upgrade_record({"claim": "nobody", "test": "claims/test_x.py::test_y", "metric": "m"})
+
+
+# ---------------------------------------------------------------------------- no label parsing
+
+READERS = ("claims/figures.py", "claims/compare.py", "claims/readme.py", "claims/report.py")
+_STRING_METHODS = {"split", "rsplit", "partition", "rpartition", "startswith", "endswith", "find",
+                   "rfind", "index", "rindex"}
+#: string pieces that only a parse of label or coordinate text would look for
+_PIECE = re.compile(r"^(, ?)?[A-Za-z_]{1,8}=$|MSE\(|Kalman|seed |s=|T=|L=|r=")
+
+
+def label_parsing(source: str) -> list[str]:
+    """Places in ``source`` that look for structure inside text: a string method called with a
+    piece such as ``"T="`` or ``"/ MSE(Kalman"``, an ``in`` test of such a piece, or a read of
+    the old ``metric`` / free-text ``setting`` fields through a string method."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _STRING_METHODS:
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _PIECE.search(arg.value):
+                    found.append(f"line {node.lineno}: .{node.func.attr}({arg.value!r})")
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
+                and _PIECE.search(node.left.value):
+            found.append(f"line {node.lineno}: {node.left.value!r} in ...")
+        if isinstance(node, ast.Constant) and node.value in ("metric",):
+            found.append(f"line {node.lineno}: reads the schema 3 field {node.value!r}")
+    return found
+
+
+@pytest.mark.parametrize("path", READERS)
+def test_the_readers_never_parse_label_text(path):
+    assert label_parsing((REPO / path).read_text(encoding="utf-8")) == []
+
+
+def test_the_label_parsing_detector_finds_what_it_is_for():
+    """Control: the parsing the readers used to do (schema 3) is found."""
+    old = '''
+T = int(str(r["setting"]).split("T=")[1])
+if "/ MSE(Kalman" not in r.get("metric", ""):
+    pass
+head, _, tail = str(r.get("setting", "")).partition(", s=")
+name = metric.split(") / MSE(Kalman", 1)[0]
+'''
+    assert len(label_parsing(old)) >= 4
