@@ -262,7 +262,7 @@ def _parity_figure(plt, rows, path):
             ys = [p[1] for p in pts]
             err = np.array([[p[1] - p[2][0], p[2][1] - p[1]] if p[2] else [0, 0] for p in pts]).T
             ax.errorbar(xs, ys, yerr=np.clip(err, 0, None), fmt="-o", ms=3, capsize=2, label=name)
-        n4 = [v for c, name, v, _ in rows if c["setting"] == st and c.get("s") is None and name.startswith("N4SID")]
+        n4 = [v for c, name, v, _ in rows if c["setting"] == st and c.get("variant") == "n4sid"]
         if n4:
             ax.axhline(n4[0], color="C3", ls="--", lw=1, label="N4SID (in context)")
         ax.axhline(1.0, color="black", lw=0.8)

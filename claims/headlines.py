@@ -5,8 +5,8 @@ oracle, a calibration), negative controls and reported tables.  The **headline**
 are the ones whose verdicts answer "does the statement reproduce?"; everything else is
 supporting or reported.  Each :class:`Headline` is one statement in one line, where it
 stands in the source, and the ``check_id`` s that test it (claims/records.py), built from
-coordinates here -- never from label text.  The first screen and the report read this
-registry; tests/test_headlines.py checks that every id listed is recorded by both
+coordinates here -- never from label text -- for the README's findings and the report to
+be built from.  tests/test_identity.py checks that every id listed is recorded by both
 published runs and names a positive check (no control, no reported row).
 
 >>> [h.statement[:36] for h in HEADLINES if h.claim == "gd-equivalence"][:1]
@@ -88,7 +88,7 @@ HEADLINES: tuple[Headline, ...] = (
              "The layer's prediction is w^T ybar_q with w of eq. 17, and two PCG steps span "
              "{Pg, PHPg} (eq. 18).",
              "eqs. 17-18",
-             _ids("pcg-alignment", "eq17-is-the-forward-pass", {"setting": "drawn", "s": "1-5"})
+             _ids("pcg-alignment", "eq17-is-the-forward-pass", {"setting": "a-d+asym", "s": "1-5"})
              + _ids("pcg-alignment", "eq18-two-steps-in-span", {"setting": "drawn", "s": "2-6"})),
     Headline("pcg-alignment",
              "Trained AR(4) layers align with two PCG steps: mean cos_1 = 0.88 +- 0.05 (a) and "
@@ -105,16 +105,19 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("improper-learning",
              "The best AR(s) predictor's excess over the filter decays like rho(L)^(2s).",
              "second source (Cole et al.)",
-             _ids("improper-learning", "rate-floor", {"setting": "drawn"})
-             + _ids("improper-learning", "rate-median-deviation", {"setting": "drawn"})),
+             _ids("improper-learning", "rate-floor", {"setting": "a-d"})
+             + _ids("improper-learning", "rate-median-deviation", {"setting": "a-d"})),
     Headline("depth",
-             "One linear-attention layer keeps a non-vanishing error on LDS data, while depth "
-             "tracks least squares.",
+             "One linear-attention layer keeps a non-vanishing error on LDS data: at its population "
+             "optimum the excess over the best AR(2) predictor does not vanish with T.",
              "second source (Cole et al.)",
              _ids("depth", "optimum-excess-ratio", *({"setting": "a", "s": 2, "layers": 1, "variant": v}
-                                                     for v in ("T80-over-T10", "T80-over-T40")))
-             + _ids("depth", "excess-ratio", *({"setting": "a", "s": 2, "layers": 1, "variant": v}
-                                               for v in ("T80-over-T10", "T80-over-T40")))
+                                                     for v in ("T80-over-T10", "T80-over-T40")))),
+    Headline("depth",
+             "Trained stacks: one layer keeps its error, the deepest stack tracks least squares.",
+             "second source (Cole et al.)",
+             _ids("depth", "excess-ratio", *({"setting": "a", "s": 2, "layers": 1, "variant": v}
+                                             for v in ("T80-over-T10", "T80-over-T40")))
              + _ids("depth", "distance-to-least-squares-slope", {"setting": "a", "s": 2, "layers": 4}),
              trained=True),
     Headline("spectral-shift",

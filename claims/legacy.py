@@ -10,8 +10,15 @@ place that reads old labels, and it goes with the next schema: ``claims.compare`
 :func:`upgrade_report` on a schema 3 input, so the published runs can be compared across
 the change (``python -m claims.compare old.json new.json``).
 
-The mapping is checked in tests/test_legacy.py: the upgraded published quick run of
-schema 3 equals a fresh run of the current claims record by record.
+The mapping is checked in tests/test_identity.py on one schema 3 record of each rule (from
+the published runs of schema 3), against the ids, coordinates, labels and per-run entries
+that a fresh run of the current claims records for the same checks.  Converting the
+published quick run of schema 3 and running the current claims from the cached weights
+gave the same records, bit for bit (2026-12-02).  Schema 3 did not keep every per-run
+number that the current claims record: a converted record has no per-run entries where
+its per-seed values were not stored (the depth claim's ``mse-over-var`` rows of the
+stacks), and no per-run standard error where the old record kept none (kalman-parity's
+``trained-mse-ratio``).
 
 >>> old = {"claim": "banding", "setting": "a, s=2", "metric": "m", "test":
 ...        "claims/test_banding.py::test_exact_moments_have_parity_zeros[a-2]", "order": 0,
@@ -21,10 +28,12 @@ schema 3 equals a fresh run of the current claims record by record.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Callable, Mapping
 
 from claims import runs as run_ids
+from claims.profiles import get_profile
 from claims.records import RECORD_FIELDS, Coords, check_id, run_entries
 
 __all__ = ["LEGACY_SCHEMA", "upgrade_record", "upgrade_report"]
@@ -101,7 +110,7 @@ _RULES: dict[tuple[str, str], Rule] = {
     # improper-learning
     ("improper-learning", "test_ar_excess_decays_like_rho_squared"):
         lambda r, p: (("rate-floor", "rate-median-deviation")[r["order"] % 2],
-                      {"setting": "drawn", "variant": _ctl(r, "rate-rho-4s")}, None),
+                      {"setting": "a-d", "variant": _ctl(r, "rate-rho-4s")}, None),
     # banding
     ("banding", "test_exact_moments_have_parity_zeros"):
         lambda r, p: ("parity-zeros-exact", dict(zip(("setting", "s"), _setting_s(p))), None),
@@ -117,43 +126,49 @@ _RULES: dict[tuple[str, str], Rule] = {
         lambda r, p: (("optimum-in-a-class", "optimum-in-class-gap")[r["order"]],
                       dict(zip(("setting", "s"), _setting_s(p))), None),
     ("banding", "test_population_optimum_over_drawn_configurations"):
-        lambda r, p: ("optimum-in-a-class-share", {"setting": "drawn", "s": int(r["setting"].rsplit("s=", 1)[1])},
+        lambda r, p: ("optimum-in-a-class-share", {"setting": "a-c", "s": int(r["setting"].rsplit("s=", 1)[1])},
                       None),
     ("banding", "test_trained_layers_are_banded"):
         lambda r, p: (("trained-out-of-class-share", "trained-jaccard", "trained-excess-loss")[r["order"]],
                       dict(zip(("setting", "s"), _setting_s(p))),
-                      [run_ids.ars_run(*_setting_s(p), i) for i in range(_seeds(r))] if r["order"] == 0 else None),
+                      *(([run_ids.ars_run(*_setting_s(p), i) for i in range(_seeds(r))], None) if r["order"] == 0
+                        else _per_seed_runs(r, lambda i: run_ids.ars_run(*_setting_s(p), i),
+                                            ("jaccard_per_seed", "per_seed")[r["order"] - 1]))),
     ("banding", "test_trained_layers_have_no_odd_part"):
         lambda r, p: ("trained-odd-share", dict(zip(("setting", "s"), _setting_s(p))),
                       [run_ids.ars_run(*_setting_s(p), i) for i in range(_seeds(r))]),
     # pcg-alignment
     ("pcg-alignment", "test_eq17_is_the_forward_pass"):
-        lambda r, p: ("eq17-is-the-forward-pass", {"setting": "drawn", "s": "1-5", "variant": _ctl(
+        lambda r, p: ("eq17-is-the-forward-pass", {"setting": "a-d+asym", "s": "1-5", "variant": _ctl(
             r, r["label_text"].rsplit("control: ", 1)[-1].rstrip(")"))}, None),
     ("pcg-alignment", "test_eq18_two_pcg_steps_span"):
         lambda r, p: ("eq18-two-steps-in-span", {"setting": "drawn", "s": ("2-6", "3-6")[r["order"]],
                                                  "variant": _ctl(r, "three-steps")}, None),
     ("pcg-alignment", "test_ar4_alignment_trained"):
-        lambda r, p: ("trained-cos1", {"setting": p, "s": 4}, [run_ids.ars_run(p, 4, i) for i in range(_seeds(r))]),
+        lambda r, p: ("trained-cos1", {"setting": p, "s": 4}, [run_ids.ars_run(p, 4, i) for i in range(_seeds(r))],
+                      None, [float(sd["cos_1"]["sd"] / math.sqrt(sd["cos_1"]["n"])) for sd in r["details"]["per_seed"]]),
     ("pcg-alignment", "test_ar4_alignment_population_optimum"):
         lambda r, p: ("optimum-cos1", {"setting": p, "s": 4}, None),
     ("pcg-alignment", "test_ar4_alignment_control_random_layers"):
         lambda r, p: ("trained-cos1", {"setting": p, "s": 4, "variant": "random-layers"}, None),
     ("pcg-alignment", "test_ar4_cosines_reported"):
-        lambda r, p: ("-".join(r["label_text"].split(":", 1)[0].split(" ", 1)), {"setting": p, "s": 4}, None),
+        lambda r, p: ("-".join(r["label_text"].split(":", 1)[0].split(" ", 1)), {"setting": p, "s": 4},
+                      [run_ids.ars_run(p, 4, i) for i in range(len(r["details"]["per_seed"]))],
+                      _cosine_values(r)),
     ("pcg-alignment", "test_ar4_prediction_quality"):
         lambda r, p: ("heldout-mse", {"setting": p, "s": 4, "variant": {
             "trained layer": "trained", "population optimum": "optimum", "two PCG steps": "pcg2-trained-P",
             "one GD step": "gd1-best-eta", "in-context least squares": "least-squares-ar4",
             "zero predictor": "zero"}[next(k for k in ("trained layer", "population optimum", "two PCG steps",
                                                       "one GD step", "in-context least squares", "zero predictor")
-                                           if k in r["label_text"])]}, None),
+                                           if k in r["label_text"])]},
+            *_per_seed_runs(r, lambda i: run_ids.ars_run(p, 4, i), "per_seed")),
     ("pcg-alignment", "test_population_loss_matches_the_forward_pass"):
         lambda r, p: ("population-loss-vs-forward-pass", {**dict(zip(("setting", "s"), _setting_s(p))),
                                                           "variant": _ctl(r, "no-1-over-n")}, None),
     # kalman-parity
     ("kalman-parity", "test_filter_error_by_the_recursion_is_the_cholesky_optimum"):
-        lambda r, p: ("filter-error-is-cholesky-optimum", {"setting": "drawn", "variant": _ctl(r, "filter-of-minus-A")},
+        lambda r, p: ("filter-error-is-cholesky-optimum", {"setting": "a-d", "variant": _ctl(r, "filter-of-minus-A")},
                       None),
     ("kalman-parity", "test_trained_layer_against_the_kalman_filter"):
         lambda r, p: (("trained-mse-ratio", "baseline-mse-ratio", "baseline-mse-ratio")[r["order"]],
@@ -167,11 +182,13 @@ _RULES: dict[tuple[str, str], Rule] = {
     ("kalman-parity", "test_per_position_mse"): lambda r, p: ("per-position-mse", {"setting": "a"}, None),
     # depth
     ("depth", "test_training_loss_tails"):
-        lambda r, p: ("training-loss-tails", {"setting": "a", "s": 2, "layers": int(p)}, None),
+        lambda r, p: ("training-loss-tails", {"setting": "a", "s": 2, "layers": int(p)},
+                      [run_ids.depth_run(int(p), int(k.split(" ")[0][2:]), r["stack_batch"], int(k.rsplit(" ", 1)[1]))
+                       for k in r["details"]["per_run"]], list(r["details"]["per_run"].values())),
     ("depth", "test_one_layer_keeps_its_error"):
         lambda r, p: ("excess-ratio", {"setting": "a", "s": 2, "layers": (1, 1, None)[r["order"]], "variant": (
             "T80-over-T10", "T80-over-T40", "least-squares-T80-over-T10")[r["order"]]},
-            [run_ids.depth_group(1, ((10, 80), (40, 80))[r["order"]], i) for i in range(_seeds(r))]
+            [run_ids.depth_group(1, ((10, 80), (40, 80))[r["order"]], r["stack_batch"], i) for i in range(_seeds(r))]
             if r["order"] < 2 else None),
     ("depth", "test_one_layer_optimum_keeps_its_error"):
         lambda r, p: ("optimum-excess-ratio", {"setting": "a", "s": 2, "layers": 1,
@@ -180,14 +197,28 @@ _RULES: dict[tuple[str, str], Rule] = {
         lambda r, p: ("distance-to-least-squares-slope",
                       {"setting": "a", "s": 2, "layers": (4, None)[r["order"]],
                        "variant": (None, "context-free-ar2")[r["order"]]},
-                      [run_ids.depth_group(4, (10, 20, 40, 80), i) for i in range(_seeds(r))] if r["order"] == 0
-                      else None),
+                      [run_ids.depth_group(4, (10, 20, 40, 80), r["stack_batch"], i) for i in range(_seeds(r))]
+                      if r["order"] == 0 else None),
     ("depth", "test_depth_trend"):
         lambda r, p: ("mse-over-var", {"setting": "a", "s": 2, "T": int(p), **_depth_row(r["label_text"])}, None),
     # spectral-shift
     ("spectral-shift", "test_the_filter_stays_optimal_out_of_distribution"):
         lambda r, p: _shift_row(r),
 }
+
+
+def _per_seed_runs(r: Mapping, ref, key) -> tuple:
+    """(run refs, run values) of a reported row whose per-seed values sit in ``details[key]``."""
+    vals = (r.get("details") or {}).get(key) if key else None
+    if not vals:
+        return None, None
+    return [ref(i) for i in range(len(vals))], list(vals)
+
+
+def _cosine_values(r: Mapping) -> list:
+    """Per-seed values of a reported cosine row (the cos_1 mean row keeps the seeds' summaries)."""
+    per = r["details"]["per_seed"]
+    return [sd["cos_1"]["mean"] for sd in per] if per and isinstance(per[0], dict) else list(per)
 
 
 def _depth_row(label: str) -> dict:
@@ -206,26 +237,34 @@ def _shift_row(r: Mapping) -> tuple:
     m = re.fullmatch(r"L=(\d+) seed (\d+)", name)
     if m:
         L, i = int(m.group(1)), int(m.group(2))
-        return "mse-ratio", {**coords, "layers": L, "seed": i}, [run_ids.shift_run(L, i)]
+        return "mse-ratio", {**coords, "layers": L, "seed": i}, [run_ids.shift_run(L, r["stack_batch"], i)]
     variant = {"in-context least squares AR(2)": "least-squares-ar2", "N4SID": "n4sid",
                "Kalman filter (true system)": "kalman-true-system"}[name]
     return "mse-ratio", {**coords, "variant": variant}, None
 
 
-def upgrade_record(old: Mapping) -> dict:
-    """The schema 4 form of a schema 3 record (module doc); ValueError when no rule knows it."""
+def upgrade_record(old: Mapping, stack_batch: int | None = None) -> dict:
+    """The schema 4 form of a schema 3 record (module doc); ValueError when no rule knows it.
+
+    ``stack_batch``: the batch of the stacks in the run the record comes from (part of the
+    stacks' run ids); default: that of the record's profile (claims/profiles.py)."""
     if "check_id" in old:
         return dict(old)
     func, param = _parts(old.get("test") or "")
     rule = _RULES.get((old.get("claim"), func))
     if rule is None:
         raise ValueError(f"no schema-3 mapping for {old.get('claim')!r} / {func!r} ({old.get('metric')!r})")
-    check, coords, ids = rule({**old, "label_text": old.get("metric", "")}, param)
+    if stack_batch is None:
+        stack_batch = get_profile(old.get("profile") or "quick").stack_batch
+    check, coords, ids, *per_run = rule({**old, "label_text": old.get("metric", ""), "stack_batch": stack_batch},
+                                        param)
+    run_values, run_stderr = (per_run + [None, None])[:2]
     c = Coords(**{k: v for k, v in coords.items() if v is not None}, control=old.get("expect") == "fails")
     details = dict(old.get("details") or {})
     runs = None
     if ids:                                   # the same rule as make_record's
-        runs = [e.to_dict() for e in run_entries(ids, old.get("values"), old["measured"], details, c.seed)]
+        runs = [e.to_dict() for e in run_entries(ids, old.get("values"), old["measured"], details,
+                                                  run_values, run_stderr)]
     new = {k: old.get(k) for k in RECORD_FIELDS if k in old}
     new.update(check_id=check_id(old["claim"], check, c), check=check, coords=c.to_dict(),
                label=old.get("metric"), runs=runs, details=details)
@@ -241,7 +280,8 @@ def upgrade_report(report: Mapping) -> dict:
 
     out = dict(report)
     out["schema"] = SCHEMA
-    out["records"] = [upgrade_record(r) for r in report.get("records", [])]
+    batch = (report.get("profile") or {}).get("stack_batch")
+    out["records"] = [upgrade_record(r, batch) for r in report.get("records", [])]
     if isinstance(out.get("summary"), dict):
         out["summary"] = dict(out["summary"], inconclusive=inconclusive_summary(out["records"]))
     return out

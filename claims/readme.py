@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Mapping
 
+from claims.compare import current
 from claims.display import format_basis, format_criterion, format_interval, format_value
 from claims.records import Coords
 
@@ -103,7 +104,7 @@ def render_block(quick: Mapping, paper: Mapping | None) -> str:
                 if r["claim"] == c and r.get("kind") == "reported"]
         if rows:
             out += ["", f"`{c}` ({', '.join(sorted({name for name, _ in rows}))} profile; reported rows, "
-                        "no verdict):", "", "| setting | row | value |", "|---|---|---|"]
+                        "no verdict):", "", "| where | row | value |", "|---|---|---|"]
             out += [f"| {_md(_where(r))} | {_md(r['label'])} | "
                     f"{_md(format_value(r['measured']))} |" for _, r in rows]
     return "\n".join(out).rstrip() + "\n"
@@ -118,7 +119,8 @@ def replace_block(text: str, block: str) -> str:
 
 
 def _load(path: Path):
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    """The report at ``path`` in the current schema (a schema 3 one mapped, claims/legacy.py)."""
+    return current(json.loads(path.read_text(encoding="utf-8")), str(path)) if path.is_file() else None
 
 
 def main(argv=None) -> int:

@@ -103,14 +103,14 @@ import numbers
 import operator
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
 from claims.display import format_basis, format_criterion, format_interval, format_value
 
 __all__ = [
-    "COORDINATES", "RECORD_FIELDS", "Coords", "RunEntry", "ClaimRecord", "check_id",
+    "COORDINATES", "RECORD_FIELDS", "Coords", "RunRef", "RunEntry", "ClaimRecord", "check_id",
     "per_run_extras", "run_entries", "duplicate_ids",
     "RECORD_KEY", "COMPARATORS", "VERDICTS", "EXPECTS", "KINDS", "TOLERANCE_SOURCES",
     "INTERVAL_KINDS", "Record", "ClaimRecorder", "make_record", "compare", "to_builtin",
@@ -315,6 +315,16 @@ class Coords:
                 raise ValueError(f"{name} must be a str or None, got {v!r}")
         if not isinstance(self.control, bool):
             raise ValueError(f"control must be a bool, got {self.control!r}")
+        # one check_id, one set of coordinates: the setting leads every id that has
+        # coordinates, a variant cannot pass for another coordinate, a radius is written exactly
+        if self.setting is None and any(getattr(self, c) is not None for c in COORDINATES[1:]):
+            raise ValueError("setting is required when other coordinates are given (it leads the check_id)")
+        if self.variant is not None and (self.variant == "control" or any(
+                self.variant.startswith(p) for p in _ID_PREFIX.values() if p)):
+            raise ValueError(f"variant must not read like another coordinate ('s=', 'T=', 'L=', 'r=', "
+                             f"'seed=', 'control'), got {self.variant!r}")
+        if isinstance(self.radius, float) and float(f"{self.radius:g}") != self.radius:
+            raise ValueError(f"radius must be written exactly by 6 significant digits, got {self.radius!r}")
         self.id_parts()     # every coordinate must be a token
 
     def id_parts(self) -> list[str]:
@@ -350,7 +360,15 @@ def check_id(claim: str, check: str, coords: Coords) -> str:
     return "/".join([_token("claim", claim), _token("check", check)] + coords.id_parts())
 
 
-@dataclass(frozen=True)
+class RunRef(NamedTuple):
+    """A trained run as a claim names it: its id, derived from the configuration the claim
+    trains (claims/runs.py), and its seed index."""
+
+    run: str
+    seed: int | None = None
+
+
+@dataclass
 class RunEntry:
     """One trained run behind a check: its id, seed index, value, the value's own
     uncertainty (a standard error, where it has one) and a free ``extra`` mapping.
@@ -487,7 +505,7 @@ class ClaimRecord:
 def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured, tolerance=None,
                 comparator: str | None = None, tolerance_source: str | None = None,
                 setting=None, s=None, T=None, layers=None, radius=None, seed=None,
-                variant=None, control: bool | None = None, runs=None,
+                variant=None, control: bool | None = None, runs=None, run_values=None, run_stderr=None,
                 details: Mapping | None = None, expect: str | None = None,
                 note: str | None = None, interval=None, interval_kind: str | None = None,
                 n_seeds: int | None = None, kind: str = "check",
@@ -505,9 +523,11 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
     the automatic text saying what would decide an inconclusive check
     (:func:`claims.stats.decide_text`).  ``values``: the per-seed values behind a
     ``t95-seeds`` interval (:func:`claims.stats.seed_fields` fills it in).  ``runs``: the
-    trained runs behind the values, as run ids (claims/runs.py) or :class:`RunEntry`;
-    with ids, entry i gets ``values[i]`` (or ``measured`` for a single run), seed index i
-    and the per-run scalars of the details (:func:`per_run_extras`).
+    trained runs behind the value, as :class:`RunRef` s (claims/runs.py) or
+    :class:`RunEntry` s; run i takes ``run_values[i]`` (the per-run values of a reported
+    row or of a check whose interval is not over seeds), else ``values[i]``, else
+    ``measured`` (a single run), its standard error ``run_stderr[i]`` where it has one, and
+    the per-run scalars of the details (:func:`run_entries`).
 
     ``test``, ``order``, ``profile``, ``outcome`` and ``xfail_reason`` are ``None`` here;
     :class:`ClaimRecorder` and the plugin fill them in.
@@ -554,6 +574,9 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
         if comparator == "abs<=" and t < 0:
             raise ValueError(f"tolerance of 'abs<=' must be >= 0, got {t!r}")
     iv, interval_kind, n_seeds = _interval(interval, interval_kind, n_seeds, comparator, m)
+    if control is not None and control != (expect == "fails"):
+        raise ValueError(f"control={control!r} contradicts expect={expect!r}: a negative control is "
+                         "a check that expects 'fails'")
     coords = Coords(setting=None if setting is None else str(to_builtin(setting, _path="setting")),
                     s=to_builtin(s, _path="s"), T=to_builtin(T, _path="T"),
                     layers=to_builtin(layers, _path="layers"),
@@ -580,7 +603,7 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
         if (not isinstance(values, list) or interval_kind != "t95-seeds" or len(values) != n_seeds
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values)):
             raise ValueError("values must be the n_seeds numbers behind a 't95-seeds' interval")
-    runs = run_entries(runs, values, m, details, coords.seed)
+    runs = run_entries(runs, values, m, details, run_values, run_stderr)
     rec = ClaimRecord(
         check_id=check_id(claim, check, coords), claim=claim, check=check, coords=coords,
         label=label.strip(), paper_ref=paper_ref.strip(), kind=kind, measured=m, interval=iv,
@@ -593,31 +616,55 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
     return rec
 
 
-def run_entries(runs, values, measured, details, seed) -> list | None:
-    """Validated run entries (see :func:`make_record`): ``runs`` as :class:`RunEntry` s, or as
-    ids that take the per-seed ``values`` (or ``measured`` for a single run, whose seed index
-    is the coordinate ``seed``) and the per-run scalars of ``details``."""
+def run_entries(runs, values, measured, details, run_values=None, run_stderr=None) -> list | None:
+    """Validated run entries (see :func:`make_record`).
+
+    ``runs``: :class:`RunEntry` s, or :class:`RunRef` s (claims/runs.py) that take their
+    values from ``run_values``, else from the per-seed ``values`` of a seed interval, else
+    (a single run) ``measured``; their standard errors from ``run_stderr`` (or None); and
+    the per-run scalars of ``details`` (:func:`per_run_extras`).
+    """
     if runs is None:
+        if run_values is not None or run_stderr is not None:
+            raise ValueError("run_values and run_stderr need runs")
         return None
-    if isinstance(runs, (str, RunEntry)) or not isinstance(runs, (list, tuple)) or not runs:
-        raise ValueError(f"runs must be a non-empty list of run ids or RunEntry, got {runs!r}")
+    if isinstance(runs, (str, RunRef, RunEntry)) or not isinstance(runs, (list, tuple)) or not runs:
+        raise ValueError(f"runs must be a non-empty list of RunRef or RunEntry, got {runs!r}")
     if all(isinstance(r, RunEntry) for r in runs):
+        if run_values is not None or run_stderr is not None:
+            raise ValueError("RunEntry runs carry their own values and standard errors")
         entries = list(runs)
-    elif all(isinstance(r, str) and r for r in runs):
-        if values is None and len(runs) != 1:
-            raise ValueError("runs given as ids need the per-run values (a 't95-seeds' "
-                             "interval) or a single run")
-        vals = values if values is not None else [measured]
-        if len(vals) != len(runs):
-            raise ValueError(f"{len(runs)} run ids for {len(vals)} per-run values")
+    elif all(isinstance(r, RunRef) for r in runs):
+        if run_values is not None:
+            vals = to_builtin(run_values, _path="run_values")
+        elif values is not None:
+            vals = values
+        elif len(runs) == 1:
+            vals = [measured]
+        else:
+            raise ValueError("runs need their per-run values: run_values, or the per-seed values "
+                             "of a 't95-seeds' interval (a single run takes measured)")
+        if not isinstance(vals, list) or len(vals) != len(runs):
+            raise ValueError(f"{len(runs)} runs for {len(vals) if isinstance(vals, list) else vals!r} "
+                             "per-run values")
+        errs = [None] * len(runs) if run_stderr is None else to_builtin(run_stderr, _path="run_stderr")
+        if not isinstance(errs, list) or len(errs) != len(runs):
+            raise ValueError(f"run_stderr must give one standard error (or None) per run, got {run_stderr!r}")
         extras = per_run_extras(details, len(runs)) if len(runs) > 1 else [{}]
-        entries = [RunEntry(run=r, seed=i if len(runs) > 1 else seed, value=v, extra=x)
-                   for i, (r, v, x) in enumerate(zip(runs, vals, extras))]
+        entries = [RunEntry(run=r.run, seed=r.seed, value=v, stderr=e, extra=x)
+                   for r, v, e, x in zip(runs, vals, errs, extras)]
     else:
-        raise ValueError(f"runs must be all run ids or all RunEntry, got {runs!r}")
+        raise ValueError(f"runs must be all RunRef or all RunEntry, got {runs!r}")
+    for e in entries:
+        if not isinstance(e.run, str) or not e.run or (e.seed is not None and (isinstance(e.seed, bool)
+                                                                             or not isinstance(e.seed, int))):
+            raise ValueError(f"a run needs a non-empty id and an int seed index (or None), got {e!r}")
+        for name, v in (("value", e.value), ("stderr", e.stderr)):
+            if (v is not None or name == "value") and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise ValueError(f"a run's {name} must be a number, got {v!r} ({e.run})")
     if len({e.run for e in entries}) != len(entries):
         raise ValueError(f"runs must name each run once, got {[e.run for e in entries]}")
-    if values is not None and [e.value for e in entries] != list(values):
+    if values is not None and run_values is None and [e.value for e in entries] != list(values):
         raise ValueError("the runs' values must be the per-seed values, in order")
     return entries
 

@@ -254,14 +254,14 @@ def render_markdown(records: list[Mapping], profile: Mapping | None = None,
     figures = list(figures)
     if figures:
         out += ["## Figures", ""] + [f"- [{_md(title)}]({Path(rel).as_posix()})" for title, rel in figures] + [""]
-    cols = _COLUMNS[1:] + ("test",)
+    cols = _COLUMNS + ("test",)
     for name in summary["claims"]:
         recs = [r for r in records if r["claim"] == name]
         out += [f"## {name}", "", lines_by_claim[name], "",
                 "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
         notes = []
         for r in recs:
-            cells = _row(r)[1:] + [f"`{r.get('test') or '-'}`"]
+            cells = _row(r) + [f"`{r.get('test') or '-'}`"]
             out.append("| " + " | ".join(_md(c) for c in cells) + " |")
             if r.get("xfail_reason"):
                 notes.append(f"- `{r['check_id']}` ({_md(r['label'])}): xfail -- "

@@ -326,7 +326,7 @@ def test_population_optimum_over_drawn_configurations(claim, profile):
         inside = [r for r in rows if r["share"] <= OPTIMUM_SHARE_TOL and r["gap"] <= OPTIMUM_GAP_TOL]
         outside = [r for r in rows if r not in inside]
         claim.record(
-            claim=CLAIM, check="optimum-in-a-class-share", setting="drawn", s=s,
+            claim=CLAIM, check="optimum-in-a-class-share", setting="a-c", s=s,
             paper_ref=REF + " (beyond the paper's configuration)",
             label="share of drawn (T, d, sigma_w, sigma_v) whose optimum lies in a class",
             measured=len(inside) / len(rows), kind="reported",
@@ -466,11 +466,14 @@ def test_trained_layers_are_banded(claim, profile, setting, s):
         details=details, note=note)
     claim.record(
         claim=CLAIM, check="trained-jaccard", **where, paper_ref=REF + " (trained; Fig. 1)",
+        runs=[ars_run(setting, s, i) for i in range(profile.n_seeds)], run_values=details["jaccard_per_seed"],
         label=f"mean_seeds Jaccard distance of the support (threshold {_ars.JACCARD_THRESHOLD:g} of the largest entry)",
         measured=float(np.mean(details["jaccard_per_seed"])), kind="reported",
         details={"jaccard_per_seed": details["jaccard_per_seed"], "class_per_seed": classes})
     claim.record(
         claim=CLAIM, check="trained-excess-loss", **where, paper_ref=REF + " (trained)",
+        runs=[ars_run(setting, s, i) for i in range(profile.n_seeds)],
+        run_values=details["rel_excess_population_loss_per_seed"],
         label="mean_seeds (L(theta_trained) - L*) / L* (population loss)",
         measured=float(np.mean(details["rel_excess_population_loss_per_seed"])), kind="reported",
         details={"per_seed": details["rel_excess_population_loss_per_seed"], "moments": details["moments"],

@@ -42,7 +42,7 @@ import pytest
 from claims import _lds
 from claims.known import known_params
 from claims.seeds import rng_for, seed_for
-from claims.runs import depth_group
+from claims.runs import depth_group, depth_run
 from claims.stats import ratio_stderr, seed_fields, widen_for_reference
 from theory.ar import ols_ar, predict_ar, query_features
 from theory.kalman import ar_population_predictor
@@ -86,7 +86,7 @@ def test_training_loss_tails(claim, profile, layers):
     3^L in the observations) are too rare to show in 2e4 held-out sequences, so the
     held-out MSEs of the stacks are typical-case estimates; the population MSE of a deep
     stack may be far larger (docs/math.md section 7)."""
-    ratios, keys = [], []
+    ratios, keys, runs = [], [], []
     for T in _lds.DEPTH_T:
         for i in range(_lds.STACK_SEEDS):
             cfg = _lds.depth_config(layers, T, i, profile)
@@ -94,8 +94,9 @@ def test_training_loss_tails(claim, profile, layers):
             late = h[int(round((1 - LATE) * len(h))):]
             ratios.append(float(late.max() / np.median(late)))
             keys.append(f"T={T} seed {i}")
+            runs.append(depth_run(layers, T, profile.stack_batch, i))
     claim.record(claim=CLAIM, check="training-loss-tails", setting="a", s=_lds.S_DEPTH, layers=layers,
-                 paper_ref=REF, label=f"runs with a late training-loss bin > {SPIKE:g} x the late median (of {len(ratios)})",
+                 paper_ref=REF, runs=runs, run_values=ratios, label=f"runs with a late training-loss bin > {SPIKE:g} x the late median (of {len(ratios)})",
                  measured=float(sum(r > SPIKE for r in ratios)), kind="reported",
                  details={"largest_late_bin_over_median": max(ratios), "per_run": dict(zip(keys, ratios)),
                           "late_fraction": LATE, "batch": profile.stack_batch})
@@ -169,7 +170,7 @@ def test_one_layer_keeps_its_error(claim, profile):
         claim.record(
             claim=CLAIM, check="excess-ratio", setting="a", s=_lds.S_DEPTH, layers=1,
             variant=f"T{hi_T}-over-T{lo_T}", paper_ref=REF,
-            runs=[depth_group(1, (lo_T, hi_T), i) for i in range(_lds.STACK_SEEDS)],
+            runs=[depth_group(1, (lo_T, hi_T), profile.stack_batch, i) for i in range(_lds.STACK_SEEDS)],
             label=f"mean_seeds excess MSE over the AR(2) optimum at T = {hi_T} / at T = {lo_T}",
             **widen_for_reference(seed_fields(ratios), held_se), tolerance=HALF, comparator=">=",
             tolerance_source="project",
@@ -253,7 +254,8 @@ def test_the_deepest_stack_tracks_least_squares(claim, profile):
               for i in range(_lds.STACK_SEEDS)]
     claim.record(
         claim=CLAIM, check="distance-to-least-squares-slope", setting="a", s=_lds.S_DEPTH, layers=deepest,
-        paper_ref=REF, runs=[depth_group(deepest, _lds.DEPTH_T, i) for i in range(_lds.STACK_SEEDS)],
+        paper_ref=REF, runs=[depth_group(deepest, _lds.DEPTH_T, profile.stack_batch, i)
+                             for i in range(_lds.STACK_SEEDS)],
         label="mean_seeds log-log slope over T of mean((y_hat - y_hat_LS)^2) / var(y_T)",
         **seed_fields(slopes), tolerance=SLOPE_TOL, comparator="<=", tolerance_source="project",
         details={"per_seed": slopes, "distance": {T: [m["dist_ls"] for m in g[T]["models"][deepest]] for T in g}})
@@ -286,8 +288,13 @@ def test_depth_trend(claim, profile, T):
     """Reported: MSE at this T of every depth (seed mean), of least squares, of the per-system
     AR(2) optimum, in units of var(y_T)."""
     row = _grid(profile)[T]
-    cells = [({"layers": L}, f"L={L} (mean over seeds)", float(np.mean([m["err"].mean() for m in row["models"][L]])))
-             for L in _lds.DEPTHS]
+    cells = []
+    for L in _lds.DEPTHS:
+        per_seed = [float(m["err"].mean()) / row["var"] for m in row["models"][L]]
+        runs = {"runs": [depth_run(L, T, profile.stack_batch, i) for i in range(len(per_seed))],
+                "run_values": per_seed}
+        cells.append(({"layers": L, **runs}, f"L={L} (mean over seeds)",
+                      float(np.mean([m["err"].mean() for m in row["models"][L]]))))
     cells += [({"variant": "least-squares"}, "in-context least squares AR(2)", float(row["err_ls"].mean())),
               ({"variant": "best-ar2-of-the-system"}, "best AR(2) predictor of each system",
                float(row["err_pop"].mean()))]

@@ -85,12 +85,12 @@ def test_ar_excess_decays_like_rho_squared(claim, profile):
                                        ("ratio_doubled", "fails", "control: rho(L)^(4s)", "rate-rho-4s")):
         r = np.array([x[key] for x in rows])
         claim.record(
-            claim=CLAIM, check="rate-floor", setting="drawn", variant=variant, paper_ref=REF,
+            claim=CLAIM, check="rate-floor", setting="a-d", variant=variant, paper_ref=REF,
             label=f"min over draws of fitted slope / log-rate of {what} (>= {RATE_FLOOR}: at least that fast)",
             measured=float(r.min()), tolerance=RATE_FLOOR, comparator=">=", tolerance_source="project",
             expect=expect, details=details if expect == "holds" else {"ratios": r.tolist()})
         claim.record(
-            claim=CLAIM, check="rate-median-deviation", setting="drawn", variant=variant, paper_ref=REF,
+            claim=CLAIM, check="rate-median-deviation", setting="a-d", variant=variant, paper_ref=REF,
             label=f"median over draws of |fitted slope / log-rate of {what} - 1|",
             **bootstrap_fields(np.abs(r - 1), np.median, rng_for(CLAIM, "bootstrap", key)),
             tolerance=RATE_TOL, comparator="<=", tolerance_source="project", expect=expect,

@@ -118,7 +118,7 @@ def test_filter_error_by_the_recursion_is_the_cholesky_optimum(claim, profile):
     run()
     for key, expect in (("holds", "holds"), ("wrong-A", "fails")):
         claim.record(
-            claim=CLAIM, check="filter-error-is-cholesky-optimum", setting="drawn",
+            claim=CLAIM, check="filter-error-is-cholesky-optimum", setting="a-d",
             variant=None if expect == "holds" else "filter-of-minus-A", paper_ref=REF_OPT,
             label=("max over draws of |S_T (recursion) / L[T,T]^2 (Cholesky of K) - 1|" if expect == "holds"
                     else "control: min over draws of |error of the filter of -A / optimum - 1|"),
@@ -179,6 +179,7 @@ def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
         claim=CLAIM, check="trained-mse-ratio", setting=setting, s=s, paper_ref=REF,
         label="mean_seeds MSE(trained layer) / MSE(Kalman filter), same held-out sequences",
         runs=[trained_layer_run(setting, s, i) for i in range(profile.n_seeds)],
+        run_stderr=[ratio_stderr(e, err_kf) for e in errs],      # each run's own held-out error
         **fields, tolerance=PARITY_TOL, comparator="<=", tolerance_source="project",
         details={"per_seed": ratios, "heldout_stderr": held_se, "mse_kalman": float(err_kf.mean()),
                  "kalman_predicted_variance": float(var_kf.mean()), "heldout": len(y)},

@@ -124,7 +124,7 @@ def test_eq17_is_the_forward_pass(claim, profile):
     for name, a in acc.items():
         expect = "holds" if name == "holds" else "fails"
         claim.record(
-            claim=CLAIM, check="eq17-is-the-forward-pass", setting="drawn", s="1-5",
+            claim=CLAIM, check="eq17-is-the-forward-pass", setting="a-d+asym", s="1-5",
             variant=None if expect == "holds" else name, paper_ref=REF17,
             label=(f"{'max' if expect == 'holds' else 'min'} over draws of max|y_hat_layer - w^T ybar_q| "
                     f"/ max|y_hat_layer| (w: eq. 17{'' if expect == 'holds' else ', control: ' + name})"),
@@ -247,6 +247,11 @@ def _paper_fields(fields, setting):
     return out
 
 
+def cosine_stderr(summary) -> float:
+    """The standard error of one run's mean cosine over the held-out sequences: sd / sqrt(n)."""
+    return float(summary["sd"] / np.sqrt(summary["n"]))
+
+
 def _cos_details(cos, profile):
     return {"per_seed": cos["seeds"], "optimum": cos["optimum"], "heldout": profile.heldout_sequences,
             "definitions": "docs/math.md section 6.3; gauge of cos_3: tr(P) >= 0; r = g - H w"}
@@ -262,6 +267,7 @@ def test_ar4_alignment_trained(claim, profile, setting):
     claim.record(
         claim=CLAIM, check="trained-cos1", setting=setting, s=S_PCG, paper_ref=REFCOS,
         runs=[ars_run(setting, S_PCG, i) for i in range(profile.n_seeds)],
+        run_stderr=[cosine_stderr(sd["cos_1"]) for sd in cos["seeds"]],
         label=f"mean_seeds mean_sequences cos_1 - {ref:g} (trained; paper {ref:g} +- {tol:g})",
         **_paper_fields(seed_fields([sd["cos_1"]["mean"] for sd in cos["seeds"]]), setting),
         tolerance=tol, comparator="abs<=", tolerance_source="paper", details=_cos_details(cos, profile),
@@ -311,6 +317,7 @@ def test_ar4_cosines_reported(claim, profile, setting):
             vals = [sd[name][stat] for sd in cos["seeds"]]
             claim.record(
                 claim=CLAIM, check=f"{name}-{stat}", setting=setting, s=S_PCG, paper_ref=REFCOS,
+                runs=[ars_run(setting, S_PCG, i) for i in range(len(vals))], run_values=vals,
                 label=(f"{name} {stat}: mean_seeds {float(np.mean(vals)):.3g}, at the optimum "
                         f"{cos['optimum'][name][stat]:.3g}"
                         + (f" (paper about {PAPER_COS3:g})" if name == "cos_3" else "")
@@ -365,7 +372,9 @@ def test_ar4_prediction_quality(claim, profile, setting):
             ("least-squares-ar4", "in-context least squares AR(4)", t["ols"], {}),
             ("zero", "zero predictor", t["zero"], {})]
     for variant, name, val, extra in rows:
-        claim.record(claim=CLAIM, check="heldout-mse", setting=setting, s=S_PCG, variant=variant,
+        per_run = ({"runs": [ars_run(setting, S_PCG, i) for i in range(len(extra["per_seed"]))],
+                    "run_values": extra["per_seed"]} if "per_seed" in extra else {})
+        claim.record(claim=CLAIM, check="heldout-mse", setting=setting, s=S_PCG, variant=variant, **per_run,
                      paper_ref="Sec. 5 (beside the cosines)",
                      label=f"held-out MSE: {name}", measured=val, kind="reported",
                      details={**extra, "heldout": profile.heldout_sequences})

@@ -106,14 +106,16 @@ def test_the_filter_stays_optimal_out_of_distribution(claim, profile):
         where = ROW_COORDS[name]
         claim.record(claim=CLAIM, check="mse-ratio", setting="a", radius=float(r), **where, paper_ref=REF,
                      label=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
-                     runs=[shift_run(where["layers"], where["seed"])] if "layers" in where else None,
+                     runs=[shift_run(where["layers"], profile.stack_batch, where["seed"])] if "layers" in where
+                     else None,
                      interval=(lo, hi), interval_kind="bootstrap95", details={"non_finite_dropped": dropped})
     wrong = _ratios(table, "kalman_wrong", True)
     for rows_, expect, what in ((rows, "holds", "the Kalman filter"),
                                 (wrong, "fails", "control: a filter given the training law (A 0.9 / r)")):
         worst = min(rows_, key=lambda x: x[4])
         claim.record(
-            claim=CLAIM, check="filter-lower-bound", setting="a", radius="0.9-1.05",
+            claim=CLAIM, check="filter-lower-bound", setting="a",
+            radius=f"{min(_lds.TEST_RADII):g}-{max(_lds.TEST_RADII):g}",
             variant=None if expect == "holds" else "filter-of-the-training-law", paper_ref=REF,
             label=f"smallest upper end of the 95 % interval of MSE / MSE({what}) over radii and methods",
             measured=float(worst[4]), tolerance=1.0, comparator=">=", tolerance_source="project",

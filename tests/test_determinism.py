@@ -93,7 +93,7 @@ def _compare(a: Path, b: Path):
                        cwd=REPO, env=clean_env(REPO))
 
 
-def test_serial_xdist_and_ci_runs_write_identical_records(tiny):
+def test_serial_xdist_and_ci_runs_write_identical_records(tiny, tmp_path):
     serial = _run(tiny, "serial", ci=None)
     serial_ci = _run(tiny, "serial-ci", ci="1")
     xdist = _run(tiny, "xdist", "-n", "2", ci=None)
@@ -106,15 +106,21 @@ def test_serial_xdist_and_ci_runs_write_identical_records(tiny):
         res = _compare(serial, other)
         assert res.returncode == 0, res.stdout + res.stderr
         assert "bit-identical:      6" in res.stdout and "RESULT: MATCH" in res.stdout
-    # every label reworded: the records still match by check_id, and what the run concludes
-    # is the same (--verdicts); the full comparison names the labels as what moved
-    reworded = serial.with_name("reworded.json")
-    data["records"] = [dict(r, label=f"reworded {i}: " + r["label"].upper()) for i, r in enumerate(data["records"])]
-    reworded.write_text(json.dumps(data), encoding="utf-8")
-    res = run_bounded([PYTHON, "-m", "claims.compare", "--verdicts", str(serial), str(reworded)],
+    # the same claims with every label reworded in the source: the records match by
+    # check_id, so what the run concludes is the same (--verdicts); the full comparison
+    # names the labels as the one thing that moved
+    reworded = tmp_path / "reworded"
+    reworded.mkdir()
+    for name in ("pytest.ini", "conftest.py"):
+        (reworded / name).write_text((tiny / name).read_text())
+    (reworded / "test_tiny.py").write_text(TINY.replace('label="', 'label="reworded: ').replace(
+        'label=f"', 'label=f"reworded: '))
+    assert (reworded / "test_tiny.py").read_text().count('label="reworded: ') == 4
+    other = _run(reworded, "serial")
+    res = run_bounded([PYTHON, "-m", "claims.compare", "--verdicts", str(serial), str(other)],
                       timeout=120, cwd=REPO, env=clean_env(REPO))
     assert res.returncode == 0 and "RESULT: SAME VERDICTS" in res.stdout, res.stdout + res.stderr
-    res = _compare(serial, reworded)
+    res = _compare(serial, other)
     assert res.returncode == 1 and "unmatched: 0 only in BEFORE, 0 only in AFTER" in res.stdout
     assert res.stdout.count("        label: ") == 6
 

@@ -24,11 +24,6 @@ from claims import report, runopts, stats
 from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
 from claims.records import (ClaimRecorder, Record, compare, format_value, make_record,
                             records_from_user_properties, to_builtin)
-
-
-def _rec(**kw) -> dict:
-    """A record as its serialised dict (what the reports and the plugin handle)."""
-    return make_record(**kw).to_dict()
 from claims.seeds import claim_settings, rng_for, seed_for
 
 pytest_plugins = ["pytester"]
@@ -39,6 +34,11 @@ RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "ki
                "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
                "test", "order", "profile", "outcome", "xfail_reason"}
 P = {"tolerance_source": "project"}
+
+
+def _rec(**kw) -> dict:
+    """A record as its serialised dict (what the reports and the plugin handle)."""
+    return make_record(**kw).to_dict()
 
 
 # ------------------------------------------------------------------------------ units

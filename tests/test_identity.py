@@ -12,8 +12,9 @@ import pytest
 
 from claims.headlines import HEADLINES, headline_ids
 from claims.legacy import upgrade_record
-from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, check_id, duplicate_ids,
+from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, RunRef, check_id, duplicate_ids,
                             make_record, per_run_extras)
+from claims.runs import ar1_run
 from claims.stats import seed_fields
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,17 +52,23 @@ def test_the_label_is_no_part_of_the_identity():
 @pytest.mark.parametrize("bad, name", [
     ({"check": "Has Space"}, "check"), ({"check": "a/b"}, "check"), ({"setting": "a/b"}, "setting"),
     ({"variant": "1/n-slip"}, "variant"), ({"variant": "two words"}, "variant"), ({"T": 2.5}, "T"),
-    ({"layers": True}, "layers"), ({"s": [2]}, "s"), ({"control": "yes"}, "control"),
+    ({"layers": True}, "layers"), ({"s": [2]}, "s"), ({"s": 2.0}, "s"), ({"control": "yes"}, "control"),
+    # two sets of coordinates must never make one id
+    ({"setting": None, "variant": "a"}, "setting"), ({"variant": "s=2"}, "variant"),
+    ({"variant": "control"}, "variant"), ({"radius": 0.1 + 0.2}, "radius"),
+    ({"control": True}, "control"),                       # a control is a check that expects "fails"
 ])
 def test_bad_coordinates_are_refused_naming_the_parameter(bad, name):
-    kw = dict(claim="c", check="k", label="m", measured=0.5, **P)
+    kw = dict(claim="c", check="k", setting="a", label="m", measured=0.5, **P)
     with pytest.raises(ValueError, match=name):
         make_record(**{**kw, **bad})
+    assert make_record(**kw).check_id == "c/k/a"
 
 
 def test_a_record_round_trips_through_its_json_form():
     r = make_record(claim="ar1-optimum", check="trained-coefficient", setting="d", label="m",
-                    **seed_fields([0.01, -0.02, 0.005]), runs=["ar1/d/seed=0", "ar1/d/seed=1", "ar1/d/seed=2"],
+                    **seed_fields([0.01, -0.02, 0.005]), runs=[ar1_run("d", i) for i in range(3)],
+                    run_stderr=[0.001, None, 0.002],
                     paper_ref="p", tolerance=0.05, comparator="abs<=", tolerance_source="project",
                     details={"family_per_seed": ["value", "key", "value"], "big_per_seed": [{"w": 1}] * 3})
     d = json.loads(json.dumps(r.to_dict()))
@@ -79,24 +86,35 @@ def test_runs_carry_the_per_seed_values_and_scalars():
     details = {"family_per_seed": ["value", "key"], "rel_error_per_seed": [0.1, 0.2],
                "nearest_per_seed": [{"kind": "min"}, {"kind": "saddle"}], "per_seed": [1, 2], "n": 3}
     r = make_record(claim="c", check="k", setting="a", label="m", **seed_fields([0.1, 0.2]),
-                    runs=["r/0", "r/1"], details=details, **P)
-    assert [e.run for e in r.runs] == ["r/0", "r/1"] and [e.seed for e in r.runs] == [0, 1]
+                    runs=[RunRef("r/3", 3), RunRef("r/5", 5)], details=details, **P)
+    assert [e.run for e in r.runs] == ["r/3", "r/5"] and [e.seed for e in r.runs] == [3, 5]
     assert [e.value for e in r.runs] == r.values == [0.1, 0.2]
     # scalars of *_per_seed lists only; structures and the bare "per_seed" stay in the details
     assert r.runs[1].extra == {"family": "key", "rel_error": 0.2}
     assert per_run_extras(details, 3) == [{}, {}, {}]           # lengths must match the runs
     one = make_record(claim="c", check="k", setting="a", seed=2, label="m", kind="reported",
-                      paper_ref="p", measured=1.5, runs=["shift/L=1/seed=2"])
-    assert one.runs == [RunEntry(run="shift/L=1/seed=2", seed=2, value=1.5)]
+                      paper_ref="p", measured=1.5, runs=[RunRef("shift/L=1/batch=1000/seed=2", 2)])
+    assert one.runs == [RunEntry(run="shift/L=1/batch=1000/seed=2", seed=2, value=1.5)]
+    # a reported row gives its own per-run values (and standard errors)
+    rows = make_record(claim="c", check="k", setting="a", label="m", kind="reported", paper_ref="p",
+                       measured=0.2, runs=[RunRef("r/0", 0), RunRef("r/1", 1)], run_values=[0.1, 0.3],
+                       run_stderr=[0.01, 0.02])
+    assert [(e.value, e.stderr) for e in rows.runs] == [(0.1, 0.01), (0.3, 0.02)]
 
 
-@pytest.mark.parametrize("runs, match", [
-    (["r/0"], "2 per-run values"), (["r/0", "r/0"], "each run once"), ("r/0", "list"),
-    ([RunEntry("r/0", 0, 9.0), RunEntry("r/1", 1, 0.2)], "per-seed values"), ([], "non-empty"),
+@pytest.mark.parametrize("runs, extra, match", [
+    ([RunRef("r/0", 0)], {}, "per-run values"), ([RunRef("r/0", 0)] * 2, {}, "each run once"),
+    (RunRef("r/0", 0), {}, "list"), (["r/0", "r/1"], {}, "RunRef"),
+    ([RunEntry("r/0", 0, 9.0), RunEntry("r/1", 1, 0.2)], {}, "per-seed values"), ([], {}, "non-empty"),
+    ([RunRef("r/0", 0), RunRef("r/1", 1)], {"run_stderr": [0.1]}, "one standard error"),
+    ([RunRef("r/0", 0), RunRef("r/1", 1)], {"run_values": [0.1, "x"]}, "value"),
+    ([RunRef("", 0), RunRef("r/1", 1)], {}, "non-empty id"),
+    (None, {"run_values": [0.1, 0.2]}, "need runs"),
 ])
-def test_runs_that_do_not_fit_the_values_are_refused(runs, match):
+def test_runs_that_do_not_fit_the_values_are_refused(runs, extra, match):
     with pytest.raises(ValueError, match=match):
-        make_record(claim="c", check="k", label="m", **seed_fields([0.1, 0.2]), runs=runs, **P)
+        make_record(claim="c", check="k", setting="a", label="m", **seed_fields([0.1, 0.2]), runs=runs,
+                    **extra, **P)
 
 
 # ---------------------------------------------------------------------------- uniqueness
@@ -145,9 +163,26 @@ def test_published_runs_have_unique_ids_of_schema_4(name):
             assert len({e.run for e in r.runs}) == len(r.runs)
             if r.values is not None:
                 assert [e.value for e in r.runs] == r.values
-    trained = [r for r in records if r.interval_kind == "t95-seeds" and r.check.startswith("trained-")
-               and r.coords.variant != "random-layers"]
-    assert trained and all(r.runs for r in trained)
+    by = {r.check_id: r for r in records}
+    # every value read off trained runs names its runs: the trained headlines, and these
+    for cid in set(TRAINED_ROWS[name]) | {i for h in HEADLINES if h.trained for i in h.check_ids}:
+        assert by[cid].runs, cid
+    assert all(r.runs for r in records if r.claim == "training-sensitivity")
+    if name == "quick":                   # a fresh run: each trained layer's own held-out error
+        ratios = [r for r in records if r.check == "trained-mse-ratio"]
+        assert ratios and all(e.stderr is not None and e.stderr > 0 for r in ratios for e in r.runs)
+    assert all(r.runs for r in records if r.claim == "spectral-shift" and r.coords.layers is not None)
+
+
+#: records of values read off trained runs, beyond the trained headlines (a sample of each
+#: kind; the converted paper run lacks the stacks' per-seed MSE rows, docs/results/README.md)
+_COMMON_TRAINED = ("banding/trained-jaccard/a/s=2", "banding/trained-excess-loss/d/s=4",
+                   "banding/trained-odd-share/b/s=3", "ar1-optimum/trained-odd-share/c",
+                   "gd-equivalence/trained-gd-gap/a/eta=1.1kappa/control", "gd-equivalence/trained-step-size/d",
+                   "pcg-alignment/cos_3-median/c/s=4", "pcg-alignment/heldout-mse/d/s=4/trained",
+                   "pcg-alignment/heldout-mse/a/s=4/pcg2-trained-P", "depth/training-loss-tails/a/s=2/L=4",
+                   "banding/trained-out-of-class-share/asym/s=3/control")
+TRAINED_ROWS = {"quick": _COMMON_TRAINED + ("depth/mse-over-var/a/s=2/T=40/L=2",), "paper": _COMMON_TRAINED}
 
 
 # ---------------------------------------------------------------------------- headlines
@@ -165,9 +200,11 @@ def test_every_headline_is_a_positive_check_of_both_published_runs(name):
 
 # ---------------------------------------------------------------------------- schema 3
 
-#: one schema 3 record per rule of claims/legacy.py (taken from the published quick run of
-#: schema 3, details cut to what the mapping reads) and the check_id the current claims give
-#: the same check (read off a fresh run of the current claims, not computed by the mapping).
+#: one schema 3 record per rule of claims/legacy.py and per record of its test (from the
+#: published quick run of schema 3, details cut to their per-seed lists) with the check_id
+#: the current claims give the same check, read off a fresh run of the current claims (not
+#: computed by the mapping); the training-sensitivity records (paper profile only) come from
+#: the paper run of schema 3, their ids written by hand from claims/test_sensitivity.py.
 SCHEMA3 = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))
 
 
@@ -177,12 +214,19 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
     for case in SCHEMA3:
         new = upgrade_record(case["record"])
         assert new["check_id"] == case["check_id"], case["record"]["test"]
+        if case.get("profile") == "paper":       # paper profile only: the id was read off the claim file
+            continue
         fresh = quick[case["check_id"]]
         assert new["coords"] == fresh["coords"] and new["label"] == fresh["label"]
-        assert (new["runs"] is None) == (fresh["runs"] is None)
+        if new["runs"] is None and fresh["runs"] is not None:    # schema 3 kept no per-seed values here
+            assert case["check_id"].startswith("depth/mse-over-var/"), case["check_id"]
+            continue
+        assert (new["runs"] is None) == (fresh["runs"] is None), case["check_id"]
         if new["runs"]:
             assert [(e["run"], e["seed"], e["value"]) for e in new["runs"]] == \
                 [(e["run"], e["seed"], e["value"]) for e in fresh["runs"]]
+            # where schema 3 kept the number, the run's own standard error is the same too
+            assert all(a["stderr"] in (None, b["stderr"]) for a, b in zip(new["runs"], fresh["runs"]))
     with pytest.raises(ValueError, match="no schema-3 mapping"):
         upgrade_record({"claim": "nobody", "test": "claims/test_x.py::test_y", "metric": "m"})
 
@@ -199,7 +243,7 @@ _PIECE = re.compile(r"^(, ?)?[A-Za-z_]{1,8}=$|MSE\(|Kalman|seed |s=|T=|L=|r=")
 def label_parsing(source: str) -> list[str]:
     """Places in ``source`` that look for structure inside text: a string method called with a
     piece such as ``"T="`` or ``"/ MSE(Kalman"``, an ``in`` test of such a piece, or a read of
-    the old ``metric`` / free-text ``setting`` fields through a string method."""
+    the old ``metric`` / free-text ``setting`` fields, or a regular expression (``re.*``)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
@@ -211,6 +255,9 @@ def label_parsing(source: str) -> list[str]:
                 and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) \
                 and _PIECE.search(node.left.value):
             found.append(f"line {node.lineno}: {node.left.value!r} in ...")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "re":
+            found.append(f"line {node.lineno}: re.{node.func.attr}(...) on text")
         if isinstance(node, ast.Constant) and node.value in ("metric",):
             found.append(f"line {node.lineno}: reads the schema 3 field {node.value!r}")
     return found
@@ -229,5 +276,7 @@ if "/ MSE(Kalman" not in r.get("metric", ""):
     pass
 head, _, tail = str(r.get("setting", "")).partition(", s=")
 name = metric.split(") / MSE(Kalman", 1)[0]
+m = re.search(r"L=(\\d+)", r["label"])
 '''
-    assert len(label_parsing(old)) >= 4
+    found = label_parsing(old)
+    assert len(found) >= 6 and any("re.search" in f for f in found)
