@@ -14,7 +14,8 @@ The mapping is checked in tests/test_identity.py on one schema 3 record of each 
 the published runs of schema 3), against the ids, coordinates, labels and per-run entries
 that a fresh run of the current claims records for the same checks.  Converting the
 published quick run of schema 3 and running the current claims from the cached weights
-gave the same records, bit for bit (2026-12-02).  Schema 3 did not keep every per-run
+gave the same records, bit for bit apart from the per-run numbers below (2026-12-02).
+Schema 3 did not keep every per-run
 number that the current claims record: a converted record has no per-run entries where
 its per-seed values were not stored (the depth claim's ``mse-over-var`` rows of the
 stacks), and no per-run standard error where the old record kept none (kalman-parity's
@@ -33,7 +34,6 @@ import re
 from typing import Callable, Mapping
 
 from claims import runs as run_ids
-from claims.profiles import get_profile
 from claims.records import RECORD_FIELDS, Coords, check_id, run_entries
 
 __all__ = ["LEGACY_SCHEMA", "upgrade_record", "upgrade_report"]
@@ -247,18 +247,21 @@ def upgrade_record(old: Mapping, stack_batch: int | None = None) -> dict:
     """The schema 4 form of a schema 3 record (module doc); ValueError when no rule knows it.
 
     ``stack_batch``: the batch of the stacks in the run the record comes from (part of the
-    stacks' run ids); default: that of the record's profile (claims/profiles.py)."""
+    stacks' run ids; the report's ``profile.stack_batch``).  It is never guessed: a record
+    of the stacks without it is refused (reports from before the stacks' batch was a
+    profile knob trained them at 1000 in both profiles)."""
     if "check_id" in old:
         return dict(old)
     func, param = _parts(old.get("test") or "")
     rule = _RULES.get((old.get("claim"), func))
     if rule is None:
         raise ValueError(f"no schema-3 mapping for {old.get('claim')!r} / {func!r} ({old.get('metric')!r})")
-    if stack_batch is None:
-        stack_batch = get_profile(old.get("profile") or "quick").stack_batch
     check, coords, ids, *per_run = rule({**old, "label_text": old.get("metric", ""), "stack_batch": stack_batch},
                                         param)
     run_values, run_stderr = (per_run + [None, None])[:2]
+    if stack_batch is None and any("batch=None" in ref.run for ref in ids or ()):
+        raise ValueError(f"{old.get('test')}: the stacks' batch is not known (no profile.stack_batch): "
+                         "pass stack_batch")
     c = Coords(**{k: v for k, v in coords.items() if v is not None}, control=old.get("expect") == "fails")
     details = dict(old.get("details") or {})
     runs = None

@@ -62,7 +62,7 @@ Reported rows
     tables on which the paper makes no claim, never for a claim.  Nothing to check.
 
 Identity (schema 4; docs/results/README.md describes every field)
-    ``check_id`` = ``claim/check/coordinates``, e.g. ``banding/odd-share/a/s=2`` or
+    ``check_id`` = ``claim/check/coordinates``, e.g. ``banding/trained-odd-share/a/s=2`` or
     ``spectral-shift/mse-ratio/a/L=4/r=1.05/seed=0``: the claim, the check's name and its
     coordinates (:class:`Coords`: setting, s, T, layers, radius, seed, variant, and
     ``control`` for a negative control), never the label text, so rewording a label
@@ -240,7 +240,8 @@ def _interval(interval, interval_kind, n_seeds, comparator, m):
         raise ValueError(f"interval must satisfy lo <= hi (no NaN), got {interval!r}")
     if comparator == "==":
         raise ValueError("comparator '==' is exact: it takes no interval")
-    if isinstance(m, float) and not math.isnan(m) and not lo <= m <= hi:
+    if isinstance(m, (int, float)) and not isinstance(m, bool) and not (isinstance(m, float) and math.isnan(m)) \
+            and not lo <= m <= hi:
         raise ValueError(f"the interval [{lo!r}, {hi!r}] must contain measured = {m!r}")
     if interval_kind is None:
         interval_kind = "t95-seeds" if n_seeds is not None else "mc95"
@@ -262,6 +263,8 @@ COORDINATES = ("setting", "s", "T", "layers", "radius", "seed", "variant")
 _ID_PREFIX = {"setting": "", "s": "s=", "T": "T=", "layers": "L=", "radius": "r=", "seed": "seed=",
               "variant": ""}
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.,+*=_-]*$")
+_RANGE_INT = re.compile(r"^\d+-\d+$")
+_RANGE_REAL = re.compile(r"^\d+(\.\d+)?-\d+(\.\d+)?$")
 
 
 def _token(name: str, value) -> str:
@@ -319,10 +322,17 @@ class Coords:
         # coordinates, a variant cannot pass for another coordinate, a radius is written exactly
         if self.setting is None and any(getattr(self, c) is not None for c in COORDINATES[1:]):
             raise ValueError("setting is required when other coordinates are given (it leads the check_id)")
-        if self.variant is not None and (self.variant == "control" or any(
-                self.variant.startswith(p) for p in _ID_PREFIX.values() if p)):
-            raise ValueError(f"variant must not read like another coordinate ('s=', 'T=', 'L=', 'r=', "
-                             f"'seed=', 'control'), got {self.variant!r}")
+        for name in ("setting", "variant"):
+            v = getattr(self, name)
+            if v is not None and (v == "control" or any(v.startswith(p) for p in _ID_PREFIX.values() if p)):
+                raise ValueError(f"{name} must not read like another coordinate ('s=', 'T=', 'L=', 'r=', "
+                                 f"'seed=', 'control'), got {v!r}")
+        if isinstance(self.s, str) and not _RANGE_INT.match(self.s):
+            raise ValueError(f"s as a string must be a range such as '2-4', got {self.s!r}")
+        if isinstance(self.radius, str) and not _RANGE_REAL.match(self.radius):
+            raise ValueError(f"radius as a string must be a range such as '0.9-1.05', got {self.radius!r}")
+        if isinstance(self.radius, (int, float)) and not math.isfinite(self.radius):
+            raise ValueError(f"radius must be finite, got {self.radius!r}")
         if isinstance(self.radius, float) and float(f"{self.radius:g}") != self.radius:
             raise ValueError(f"radius must be written exactly by 6 significant digits, got {self.radius!r}")
         self.id_parts()     # every coordinate must be a token
@@ -499,7 +509,13 @@ class ClaimRecord:
         kw["coords"] = Coords.from_dict(data["coords"] or {})
         kw["runs"] = None if data.get("runs") is None else [RunEntry.from_dict(r) for r in data["runs"]]
         kw["details"] = dict(data.get("details") or {})
-        return cls(**kw)
+        rec = cls(**kw)
+        if rec.check_id != check_id(rec.claim, rec.check, rec.coords):
+            raise ValueError(f"record {rec.check_id!r}: its check_id is not what its claim, check and "
+                             f"coordinates make ({check_id(rec.claim, rec.check, rec.coords)!r})")
+        if rec.kind == "check" and rec.coords.control != (rec.expect == "fails"):
+            raise ValueError(f"record {rec.check_id!r}: control contradicts expect={rec.expect!r}")
+        return rec
 
 
 def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured, tolerance=None,
@@ -577,7 +593,7 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
     if control is not None and control != (expect == "fails"):
         raise ValueError(f"control={control!r} contradicts expect={expect!r}: a negative control is "
                          "a check that expects 'fails'")
-    coords = Coords(setting=None if setting is None else str(to_builtin(setting, _path="setting")),
+    coords = Coords(setting=to_builtin(setting, _path="setting"),
                     s=to_builtin(s, _path="s"), T=to_builtin(T, _path="T"),
                     layers=to_builtin(layers, _path="layers"),
                     radius=to_builtin(radius, _path="radius"), seed=to_builtin(seed, _path="seed"),
@@ -633,9 +649,20 @@ def run_entries(runs, values, measured, details, run_values=None, run_stderr=Non
     if all(isinstance(r, RunEntry) for r in runs):
         if run_values is not None or run_stderr is not None:
             raise ValueError("RunEntry runs carry their own values and standard errors")
-        entries = list(runs)
+        entries = []
+        for r in runs:
+            extra = to_builtin(r.extra, _path="extra")
+            if not isinstance(extra, dict) or not all(x is None or isinstance(x, (bool, int, float, str))
+                                                      for x in extra.values()):
+                raise ValueError(f"a run's extra must map names to scalars, got {r.extra!r} ({r.run})")
+            entries.append(RunEntry(run=r.run, seed=to_builtin(r.seed, _path="seed"),
+                                    value=to_builtin(r.value, _path="value"),
+                                    stderr=to_builtin(r.stderr, _path="stderr"), extra=extra))
     elif all(isinstance(r, RunRef) for r in runs):
         if run_values is not None:
+            if values is not None or len(runs) == 1:
+                raise ValueError("run_values are for several runs without a seed interval: a seed "
+                                 "interval's runs take its values, a single run takes measured")
             vals = to_builtin(run_values, _path="run_values")
         elif values is not None:
             vals = values
@@ -650,7 +677,7 @@ def run_entries(runs, values, measured, details, run_values=None, run_stderr=Non
         errs = [None] * len(runs) if run_stderr is None else to_builtin(run_stderr, _path="run_stderr")
         if not isinstance(errs, list) or len(errs) != len(runs):
             raise ValueError(f"run_stderr must give one standard error (or None) per run, got {run_stderr!r}")
-        extras = per_run_extras(details, len(runs)) if len(runs) > 1 else [{}]
+        extras = per_run_extras(details, len(runs))
         entries = [RunEntry(run=r.run, seed=r.seed, value=v, stderr=e, extra=x)
                    for r, v, e, x in zip(runs, vals, errs, extras)]
     else:
@@ -662,9 +689,13 @@ def run_entries(runs, values, measured, details, run_values=None, run_stderr=Non
         for name, v in (("value", e.value), ("stderr", e.stderr)):
             if (v is not None or name == "value") and (isinstance(v, bool) or not isinstance(v, (int, float))):
                 raise ValueError(f"a run's {name} must be a number, got {v!r} ({e.run})")
+        if e.stderr is not None and not (math.isfinite(e.stderr) and e.stderr >= 0):
+            raise ValueError(f"a run's stderr must be finite and >= 0, got {e.stderr!r} ({e.run})")
+        if e.seed is not None and not e.run.endswith(f"seed={e.seed}"):
+            raise ValueError(f"run {e.run!r} does not name its seed index {e.seed}")
     if len({e.run for e in entries}) != len(entries):
         raise ValueError(f"runs must name each run once, got {[e.run for e in entries]}")
-    if values is not None and run_values is None and [e.value for e in entries] != list(values):
+    if values is not None and [e.value for e in entries] != list(values):
         raise ValueError("the runs' values must be the per-seed values, in order")
     return entries
 

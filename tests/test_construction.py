@@ -104,6 +104,24 @@ def test_the_readout_sign_is_needed():
     assert np.allclose(raw, -direct, rtol=1e-10) and _rel(raw, direct) > 1.0
 
 
+def test_the_sign_moves_into_W_V_for_one_step_but_not_for_two():
+    """One step: W_V = +eta e_s e_s^T read out as +[Y_1] is the one-step prediction.  Two steps:
+    no signs of the two W_V entries give the two-step prediction with the trained readout."""
+    rng = np.random.default_rng(5)
+    y = rng.standard_normal((6, 30))
+    s, eta = 2, 0.4
+    W_V, W_QK = richardson_weights(s, 1, -eta)                  # W_V[0, s, s] = +eta
+    plus = StackedAttention.from_weights(W_V, W_QK, dtype=torch.float64)
+    with torch.no_grad():
+        assert _rel(plus.predict(torch.tensor(y)).numpy(), richardson_prediction(y, s, 1, eta)) < 1e-12
+    target = richardson_prediction(y, s, 2, eta)
+    for signs in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+        W_V, W_QK = richardson_weights(s, 2, [signs[0] * eta, signs[1] * eta])
+        stack = StackedAttention.from_weights(W_V, W_QK, dtype=torch.float64)
+        with torch.no_grad():
+            assert _rel(stack.predict(torch.tensor(y)).numpy(), target) > 1e-3, signs
+
+
 @pytest.mark.parametrize("kwargs, name", [
     ({"s": 0, "steps": 1, "eta": 0.1}, "s"), ({"s": 2, "steps": 0, "eta": 0.1}, "steps"),
     ({"s": 2, "steps": 2, "eta": [0.1, 0.2, 0.3]}, "eta"), ({"s": 2, "steps": 1, "eta": float("nan")}, "eta"),

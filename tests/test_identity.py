@@ -14,6 +14,7 @@ from claims.headlines import HEADLINES, headline_ids
 from claims.legacy import upgrade_record
 from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, RunRef, check_id, duplicate_ids,
                             make_record, per_run_extras)
+from claims.profiles import get_profile
 from claims.runs import ar1_run
 from claims.stats import seed_fields
 
@@ -55,7 +56,9 @@ def test_the_label_is_no_part_of_the_identity():
     ({"layers": True}, "layers"), ({"s": [2]}, "s"), ({"s": 2.0}, "s"), ({"control": "yes"}, "control"),
     # two sets of coordinates must never make one id
     ({"setting": None, "variant": "a"}, "setting"), ({"variant": "s=2"}, "variant"),
-    ({"variant": "control"}, "variant"), ({"radius": 0.1 + 0.2}, "radius"),
+    ({"variant": "control"}, "variant"), ({"radius": 0.1 + 0.2}, "radius"), ({"s": "3"}, "range"),
+    ({"radius": "1.05"}, "range"), ({"radius": float("inf")}, "finite"), ({"setting": "control"}, "setting"),
+    ({"setting": "T=10"}, "setting"), ({"setting": True}, "setting"), ({"measured": 5, "interval": (0.0, 1.0)}, "contain"),
     ({"control": True}, "control"),                       # a control is a check that expects "fails"
 ])
 def test_bad_coordinates_are_refused_naming_the_parameter(bad, name):
@@ -76,6 +79,10 @@ def test_a_record_round_trips_through_its_json_form():
     assert back == r and back.to_dict() == d
     with pytest.raises(ValueError, match="unknown fields"):
         ClaimRecord.from_dict({**d, "metric": "old"})
+    with pytest.raises(ValueError, match="is not what its claim"):
+        ClaimRecord.from_dict({**d, "check_id": "totally/else"})
+    with pytest.raises(ValueError, match="control contradicts"):
+        ClaimRecord.from_dict({**d, "expect": "fails"})
     with pytest.raises(ValueError, match="schema 4"):
         ClaimRecord.from_dict({k: v for k, v in d.items() if k != "check_id"})
 
@@ -86,8 +93,8 @@ def test_runs_carry_the_per_seed_values_and_scalars():
     details = {"family_per_seed": ["value", "key"], "rel_error_per_seed": [0.1, 0.2],
                "nearest_per_seed": [{"kind": "min"}, {"kind": "saddle"}], "per_seed": [1, 2], "n": 3}
     r = make_record(claim="c", check="k", setting="a", label="m", **seed_fields([0.1, 0.2]),
-                    runs=[RunRef("r/3", 3), RunRef("r/5", 5)], details=details, **P)
-    assert [e.run for e in r.runs] == ["r/3", "r/5"] and [e.seed for e in r.runs] == [3, 5]
+                    runs=[RunRef("r/seed=3", 3), RunRef("r/seed=5", 5)], details=details, **P)
+    assert [e.run for e in r.runs] == ["r/seed=3", "r/seed=5"] and [e.seed for e in r.runs] == [3, 5]
     assert [e.value for e in r.runs] == r.values == [0.1, 0.2]
     # scalars of *_per_seed lists only; structures and the bare "per_seed" stay in the details
     assert r.runs[1].extra == {"family": "key", "rel_error": 0.2}
@@ -97,24 +104,35 @@ def test_runs_carry_the_per_seed_values_and_scalars():
     assert one.runs == [RunEntry(run="shift/L=1/batch=1000/seed=2", seed=2, value=1.5)]
     # a reported row gives its own per-run values (and standard errors)
     rows = make_record(claim="c", check="k", setting="a", label="m", kind="reported", paper_ref="p",
-                       measured=0.2, runs=[RunRef("r/0", 0), RunRef("r/1", 1)], run_values=[0.1, 0.3],
+                       measured=0.2, runs=[RunRef("r/seed=0", 0), RunRef("r/seed=1", 1)], run_values=[0.1, 0.3],
                        run_stderr=[0.01, 0.02])
     assert [(e.value, e.stderr) for e in rows.runs] == [(0.1, 0.01), (0.3, 0.02)]
 
 
+R0, R1 = RunRef("r/seed=0", 0), RunRef("r/seed=1", 1)
+
+
 @pytest.mark.parametrize("runs, extra, match", [
-    ([RunRef("r/0", 0)], {}, "per-run values"), ([RunRef("r/0", 0)] * 2, {}, "each run once"),
-    (RunRef("r/0", 0), {}, "list"), (["r/0", "r/1"], {}, "RunRef"),
-    ([RunEntry("r/0", 0, 9.0), RunEntry("r/1", 1, 0.2)], {}, "per-seed values"), ([], {}, "non-empty"),
-    ([RunRef("r/0", 0), RunRef("r/1", 1)], {"run_stderr": [0.1]}, "one standard error"),
-    ([RunRef("r/0", 0), RunRef("r/1", 1)], {"run_values": [0.1, "x"]}, "value"),
-    ([RunRef("", 0), RunRef("r/1", 1)], {}, "non-empty id"),
+    ([R0], {}, "per-run values"), ([R0] * 2, {}, "each run once"),
+    (R0, {}, "list"), (["r/seed=0", "r/seed=1"], {}, "RunRef"),
+    ([RunEntry("r/seed=0", 0, 9.0), RunEntry("r/seed=1", 1, 0.2)], {}, "per-seed values"), ([], {}, "non-empty"),
+    ([R0, R1], {"run_stderr": [0.1]}, "one standard error"),
+    ([R0, R1], {"run_stderr": [0.1, -0.1]}, "stderr"), ([R0, R1], {"run_stderr": [0.1, float("nan")]}, "stderr"),
+    ([R0, R1], {"run_values": [0.1, 0.2]}, "run_values"),         # a seed interval's runs take its values
+    ([RunRef("", 0), R1], {}, "non-empty id"), ([RunRef("ar1/a/seed=0", 3), R1], {}, "seed index"),
+    ([RunEntry("r/seed=0", 0, 0.1, extra=[1, 2]), RunEntry("r/seed=1", 1, 0.2)], {}, "extra"),
     (None, {"run_values": [0.1, 0.2]}, "need runs"),
 ])
 def test_runs_that_do_not_fit_the_values_are_refused(runs, extra, match):
     with pytest.raises(ValueError, match=match):
         make_record(claim="c", check="k", setting="a", label="m", **seed_fields([0.1, 0.2]), runs=runs,
                     **extra, **P)
+    # reported rows: several runs give their own values; a single run's value is measured
+    rows = dict(claim="c", check="k", setting="a", label="m", kind="reported", paper_ref="p", measured=0.5)
+    with pytest.raises(ValueError, match="per-run values"):
+        make_record(**rows, runs=[R0, R1])
+    with pytest.raises(ValueError, match="single run takes measured"):
+        make_record(**rows, runs=[R0], run_values=[9.0])
 
 
 # ---------------------------------------------------------------------------- uniqueness
@@ -212,7 +230,7 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
     quick = {r["check_id"]: r for r in _published("quick")["records"]}
     assert len(SCHEMA3) >= 40
     for case in SCHEMA3:
-        new = upgrade_record(case["record"])
+        new = upgrade_record(case["record"], get_profile(case.get("profile", "quick")).stack_batch)
         assert new["check_id"] == case["check_id"], case["record"]["test"]
         if case.get("profile") == "paper":       # paper profile only: the id was read off the claim file
             continue
@@ -225,10 +243,15 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
         if new["runs"]:
             assert [(e["run"], e["seed"], e["value"]) for e in new["runs"]] == \
                 [(e["run"], e["seed"], e["value"]) for e in fresh["runs"]]
-            # where schema 3 kept the number, the run's own standard error is the same too
-            assert all(a["stderr"] in (None, b["stderr"]) for a, b in zip(new["runs"], fresh["runs"]))
+            # the run's own standard error and extras are the same too, where schema 3 kept them
+            lacks_stderr = case["check_id"].startswith("kalman-parity/trained-mse-ratio/")
+            assert [(e["stderr"], e["extra"]) for e in new["runs"]] == \
+                [(None if lacks_stderr else e["stderr"], e["extra"]) for e in fresh["runs"]]
     with pytest.raises(ValueError, match="no schema-3 mapping"):
         upgrade_record({"claim": "nobody", "test": "claims/test_x.py::test_y", "metric": "m"})
+    stack = next(c["record"] for c in SCHEMA3 if c["check_id"].startswith("depth/training-loss-tails/"))
+    with pytest.raises(ValueError, match="batch is not known"):       # never guessed
+        upgrade_record(stack)
 
 
 # ---------------------------------------------------------------------------- no label parsing

@@ -15,15 +15,18 @@ label row only,
     W_QK^j = [[P^T, 0], [0, 0]]          (P^T in the top-left s x s block).
 
 With the stack's own forward pass (models/attention.py, ``StackedAttention``:
-Y <- Y + (1/n) W_V Y M Y^T W_QK Y) the label slot l_j of a column with features x
-becomes l_j - (eta_j / n) sum_t l_t x_t^T P^T x, which is exactly the update of the
-residual y_(t+s) - w^T ybar_t of a context column and of -w^T ybar_q in the query column
-(whose label starts at 0).  So after k layers the query's label slot holds **minus** the
-k-step prediction: ``[Y_k]_(s, n) = -w_k^T ybar_q``.  The trained stacks read out
-+[Y_L]_(s, n); a shared W_V acts on the query column exactly as on the context columns,
-so no choice of these weights flips the query's sign alone.  The construction is
-therefore read out as -[Y_L]_(s, n) (:data:`READOUT_SIGN`), a stated departure from the
-trained stacks' readout, not a different forward pass.
+Y <- Y + (1/n) W_V Y M Y^T W_QK Y) the label slot l of a column with features x becomes
+l - (eta_j / n) sum_t l_t x_t^T P^T x, which is exactly the update of the residual
+y_(t+s) - w^T ybar_t of a context column and of -w^T ybar_q in the query column (whose
+label starts at 0).  So after k layers the query's label slot holds **minus** the k-step
+prediction: ``[Y_k]_(s, n) = -w_k^T ybar_q`` -- the readout convention of von Oswald et
+al.'s and Ahn et al.'s constructions.  The trained stacks read out +[Y_L]_(s, n).  For
+one step the sign can be moved into W_V (+eta e_s e_s^T, read out as +[Y_1]); from two
+steps on it cannot within this family: the context labels keep y_(t+s) with coefficient
+1, so the query holds minus the iterate of the step sizes -c_j, and the eta^2 P H P g term
+of two steps keeps its sign whatever the signs of the c_j (tests/test_construction.py).
+The construction is therefore read out as -[Y_L]_(s, n) (:data:`READOUT_SIGN`), a stated
+departure from the trained stacks' readout, not a different forward pass.
 
 Worked example (s = 1, one step, eta = 1/2, P = 1; y = 1, 2, 3, 4): the context is
 ybar = (1, 2), labels (2, 3), so n = 2, H = (1 + 4) / 2 = 2.5, g = (2 + 6) / 2 = 4,
