@@ -55,4 +55,8 @@ def format_basis(r: Mapping) -> str:
         return "bootstrap"
     if r.get("interval_kind") == "t95-fit":
         return "t, fit"
+    if r.get("interval_kind") == "t95-fit+mc":
+        return "t, fit + MC"
+    if r.get("interval_kind") == "clopper-pearson95":
+        return "Clopper-Pearson"
     return "-" if r.get("kind") == "reported" else "exact"

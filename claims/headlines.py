@@ -104,26 +104,28 @@ HEADLINES: tuple[Headline, ...] = (
              trained=True),
     Headline("improper-learning",
              "The best AR(s) predictor's excess over the filter decays like rho(L)^(2s).",
-             "second source (Cole et al.)",
+             "paper, Sec. 3 (after Tsiamis-Pappas and Kozdoba et al.)",
              _ids("improper-learning", "rate-floor", {"setting": "a-d"})
              + _ids("improper-learning", "rate-median-deviation", {"setting": "a-d"})),
     Headline("depth",
-             "One linear-attention layer keeps a non-vanishing error on LDS data: at its population "
-             "optimum the excess over the best AR(2) predictor does not vanish with T.",
-             "second source (Cole et al.)",
-             _ids("depth", "optimum-excess-ratio", *({"setting": "a", "s": 2, "layers": 1, "variant": v}
-                                                     for v in ("T80-over-T10", "T80-over-T40")))),
+             "A linear transformer of depth O(log T) built to run gradient descent on the in-context "
+             "least squares reaches least squares' error, O(log T / T).",
+             "second source (Cole et al., NeurIPS 2025): the construction",
+             _ids("depth", "construction-identity", {"setting": "a", "s": 2})
+             + _ids("depth", "construction-rate-slope", {"setting": "a", "s": 2, "radius": 0.9})
+             + _ids("depth", "construction-over-least-squares", {"setting": "a", "s": 2, "radius": 0.9})),
     Headline("depth",
-             "Trained stacks: one layer keeps its error, the deepest stack tracks least squares.",
-             "second source (Cole et al.)",
-             _ids("depth", "excess-ratio", *({"setting": "a", "s": 2, "layers": 1, "variant": v}
-                                             for v in ("T80-over-T10", "T80-over-T40")))
-             + _ids("depth", "distance-to-least-squares-slope", {"setting": "a", "s": 2, "layers": 4}),
-             trained=True),
+             "One linear-attention layer keeps a non-vanishing error on LDS data, while on i.i.d. "
+             "regression its error vanishes like 1/T.",
+             "second source (Cole et al., NeurIPS 2025): the optima",
+             _ids("depth", "one-layer-limit-excess", {"setting": "a", "s": 2, "layers": 1, "radius": 0.9})
+             + _ids("depth", "iid-optimum-closed-form", {"setting": "iid", "s": 2, "layers": 1})
+             + _ids("depth", "iid-limit-excess", {"setting": "iid", "s": 2, "layers": 1})
+             + _ids("depth", "iid-excess-vanishes", {"setting": "iid", "s": 2, "layers": 1})),
     Headline("spectral-shift",
              "Tested outside the training radius, the filter stays the reference every method is "
              "measured against.",
-             "second source (Cole et al.)",
+             "the second seed's advice (its summary of Cole et al.), not a theorem",
              _ids("spectral-shift", "filter-lower-bound", {"setting": "a", "radius": "0.9-1.05"})),
 )
 

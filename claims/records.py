@@ -29,7 +29,10 @@ Intervals (docs/settings.md, "Verdicts and intervals"; helpers in claims/stats.p
     ``interval_kind="t95-seeds"`` -- Student-t over ``n_seeds`` per-seed values
     (``seed_fields``); ``"mc95"`` -- a Monte Carlo estimate +- 1.96 SE (``mc_fields``);
     ``"bootstrap95"`` -- a percentile bootstrap over >= 10 independent units (``bootstrap_fields``);
-    ``"t95-fit"`` -- a Student-t interval of a fitted coefficient from the fit's residuals.
+    ``"t95-fit"`` -- a Student-t interval of a fitted coefficient from the fit's residuals;
+    ``"t95-fit+mc"`` -- such a fit's interval combined with the Monte Carlo error of a
+    reference shared by every fitted point; ``"clopper-pearson95"`` -- the exact binomial
+    interval of a share.
     When ``interval_kind`` is omitted it is ``"t95-seeds"`` if ``n_seeds`` is given and
     ``"mc95"`` otherwise.
 Verdict
@@ -135,7 +138,7 @@ VERDICTS = ("holds", "fails", "inconclusive", "reported")
 EXPECTS = ("holds", "fails")
 KINDS = ("check", "reported")
 TOLERANCE_SOURCES = ("paper", "project")
-INTERVAL_KINDS = ("t95-seeds", "mc95", "bootstrap95", "t95-fit")
+INTERVAL_KINDS = ("t95-seeds", "mc95", "bootstrap95", "t95-fit", "t95-fit+mc", "clopper-pearson95")
 
 _CLAIM_ID = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _CHECK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")

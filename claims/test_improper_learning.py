@@ -15,32 +15,47 @@ in its steady state), log(excess(s)) is fitted against s on the asymptotic range
 
 1. every draw decays at least as fast as rho(L)^(2s) (slope / (2 log rho) >= 0.9);
 2. typically exactly that fast: the median over draws of |slope / (2 log rho) - 1|
-   is at most 0.1 (bootstrap interval over the draws);
+   is at most 0.1 (bootstrap interval over the draws).
 
-controls on the same draws: the rate rho(L)^(4s) (a doubled exponent), which both checks
-reject.  (Some systems decay faster than rho(L)^(2s): when the slowest mode of L is barely
-observable its coefficient in the excess vanishes; hence the one-sided first check.)
+The record states the share of draws more than 10 % off and, for each, the reasons that
+apply (any of): the slope over the fit range's last 3 points is within 10 % of the rate
+(the slowest mode of L carries little weight in the excess -- weakly excited or weakly
+observed -- so faster modes dominate most of the range); the draw follows L's second mode
+(its slope within 10 % of 2 log |mu_2(L)|); few points (< 6) in the fit range; else
+"unexplained".  Controls, plausible wrong rates: the open-loop rho(A)^(2s) (the system's
+own memory rather than the filter's) for the median check, and L's second mode
+|mu_2(L)|^(2s) (draws with d >= 2) for the floor.
+
+Reported: the estimation trade-off at the paper's T = 30 (setting a): in-context least
+squares AR(s) gets worse with s beyond a few lags (more coefficients from 29 - s points)
+while the best AR(s) predictor of each known system keeps improving -- the window the
+paper studies (s <= 4) is a bias-variance choice, not only an approximation one.
 """
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import assume, given, strategies as st
+from scipy import stats as scistats
 
 from claims.seeds import claim_settings, rng_for
 from claims.stats import bootstrap_fields
-from theory.kalman import ar_population_predictor, optimal_mse, steady_state
+from theory.ar import ols_ar, predict_ar
+from theory.kalman import ar_population_predictor, kalman_predict, optimal_mse, steady_state
 from theory.systems import LDSFamily, Systems
 
 CLAIM = "improper-learning"
-REF = "Sec. 3 (AR(s) approximation of the Kalman filter)"
+REF = "paper, Sec. 3: AR(s) approximation of the Kalman filter (after Tsiamis-Pappas, Kozdoba et al.)"
 T_LONG = 160
 S_MAX = 40
 RATE_FLOOR = 0.9       # slope / (2 log rho) at least this: decays at least like rho^(2s) (project's)
 RATE_TOL = 0.1         # median |slope / (2 log rho) - 1| at most this (project's)
+FEW_POINTS = 6         # a draw with fewer fitted points is flagged "few points" (a reason, no filter)
 
 
 def _rate(systems: Systems):
-    """(slope of log excess(s), 2 log rho(L), points fitted) for one system."""
+    """(slope of log excess(s), 2 log rho(L), points fitted, 2 log rho(A), 2 log |mu_2(L)|,
+    slope over the last 3 fitted points) for one system (mu_2: the second-largest
+    eigenvalue modulus of L = A - K_g c^T)."""
     opt = optimal_mse(systems, T_LONG)[0]
     s = np.arange(1, S_MAX + 1)
     ex = np.array([ar_population_predictor(systems, T_LONG, k)[1][0] / opt - 1 for k in s])
@@ -48,7 +63,12 @@ def _rate(systems: Systems):
     if ok.sum() < 3:
         return None
     slope = np.polyfit(s[ok], np.log(ex[ok]), 1)[0]
-    return float(slope), float(2 * np.log(steady_state(systems).closed_loop_radius[0])), int(ok.sum())
+    ss = steady_state(systems)
+    mods = np.sort(np.abs(np.linalg.eigvals(systems.A[0] - np.outer(ss.gain[0], systems.c[0]))))[::-1]
+    second = float(2 * np.log(mods[1])) if mods.size > 1 and mods[1] > 0 else None     # None: no second mode
+    tail = np.polyfit(s[ok][-3:], np.log(ex[ok][-3:]), 1)[0]          # the last 3 fitted points
+    return (float(slope), float(2 * np.log(ss.closed_loop_radius[0])), int(ok.sum()),
+            float(2 * np.log(np.abs(np.linalg.eigvals(systems.A[0])).max())), second, float(tail))
 
 
 def _draws(profile):
@@ -66,33 +86,103 @@ def _draws(profile):
         if rate is None:                      # fewer than 3 points inside the fit range
             rejected.append(float(steady_state(systems).closed_loop_radius[0]))
         assume(rate is not None)
-        slope, two_log_rho, n = rate
+        slope, two_log_rho, n, two_log_rho_A, two_log_mu2, tail = rate
         rows.append({"setting": setting, "d": d, "seed": seed, "slope": slope, "two_log_rho": two_log_rho,
-                     "points": n, "ratio": slope / two_log_rho, "ratio_doubled": slope / (2 * two_log_rho)})
+                     "points": n, "ratio": slope / two_log_rho, "ratio_open_loop": slope / two_log_rho_A,
+                     "second_mode_ratio": None if two_log_mu2 is None else two_log_mu2 / two_log_rho,
+                     "tail_ratio": tail / two_log_rho})
 
     run()
     return rows, rejected
 
 
+#: a draw is "off" when |slope / (2 log rho(L)) - 1| exceeds this (as in the median check)
+OFF = RATE_TOL
+WORST = 5
+
+
+def _reasons(row: dict) -> list[str]:
+    """Why a draw's rate is off: every reason that applies (module doc)."""
+    r, second, tail = row["ratio"], row["second_mode_ratio"], row["tail_ratio"]
+    out = []
+    if abs(tail - 1) <= OFF:
+        out.append(f"reaches the rate only at the end of the fit range (last 3 points: {tail:.3g}): the slowest "
+                   "mode of L carries little weight in the excess (weakly excited or observed)")
+    if second is not None and abs(r / second - 1) <= OFF:
+        out.append(f"follows L's second mode (its rate ratio {second:.3g})")
+    if row["points"] < FEW_POINTS:
+        out.append(f"few fitted points ({row['points']})")
+    return out or ["unexplained: not the end of the range, L's second mode or few points"]
+
+
 def test_ar_excess_decays_like_rho_squared(claim, profile):
     """Fitted slope of log(excess of the best AR(s) over the filter) in s, over 2 log rho(L).
-    The control (a rate of rho^(4s)) is the same slopes over twice the log-rate: it shows
-    the floor and the median test reject a wrong rate, not a second estimate."""
+    Controls: L's second mode for the floor, the open-loop rate rho(A)^(2s) for the median;
+    reported: the share of draws more than 10 % off, the worst with their reasons."""
     rows, rejected = _draws(profile)
     details = {"draws": rows, "T": T_LONG, "s_max": S_MAX, "fit_range": "1e-10 < excess < 1e-3",
                "rejected_draws": len(rejected), "rejected_rho": rejected}
+    r = np.array([x["ratio"] for x in rows])
+    claim.record(
+        claim=CLAIM, check="rate-floor", setting="a-d", paper_ref=REF,
+        label=f"min over draws of fitted slope / log-rate of rho(L)^(2s) (>= {RATE_FLOOR}: at least that fast)",
+        measured=float(r.min()), tolerance=RATE_FLOOR, comparator=">=", tolerance_source="project",
+        details=details)
+    second = [x["ratio"] / x["second_mode_ratio"] for x in rows if x["second_mode_ratio"] is not None]
+    claim.record(
+        claim=CLAIM, check="rate-floor", setting="a-d", variant="rate-second-mode", paper_ref=REF,
+        label="control: min over draws (d >= 2) of fitted slope / log-rate of |mu_2(L)|^(2s), L's second mode",
+        measured=float(min(second)), tolerance=RATE_FLOOR, comparator=">=", tolerance_source="project",
+        expect="fails", details={"ratios": second, "draws": len(second)})
     for key, expect, what, variant in (("ratio", "holds", "rho(L)^(2s)", None),
-                                       ("ratio_doubled", "fails", "control: rho(L)^(4s)", "rate-rho-4s")):
-        r = np.array([x[key] for x in rows])
-        claim.record(
-            claim=CLAIM, check="rate-floor", setting="a-d", variant=variant, paper_ref=REF,
-            label=f"min over draws of fitted slope / log-rate of {what} (>= {RATE_FLOOR}: at least that fast)",
-            measured=float(r.min()), tolerance=RATE_FLOOR, comparator=">=", tolerance_source="project",
-            expect=expect, details=details if expect == "holds" else {"ratios": r.tolist()})
+                                       ("ratio_open_loop", "fails", "control: rho(A)^(2s)", "rate-rho-A-2s")):
+        v = np.array([x[key] for x in rows])
         claim.record(
             claim=CLAIM, check="rate-median-deviation", setting="a-d", variant=variant, paper_ref=REF,
             label=f"median over draws of |fitted slope / log-rate of {what} - 1|",
-            **bootstrap_fields(np.abs(r - 1), np.median, rng_for(CLAIM, "bootstrap", key)),
+            **bootstrap_fields(np.abs(v - 1), np.median, rng_for(CLAIM, "bootstrap", key)),
             tolerance=RATE_TOL, comparator="<=", tolerance_source="project", expect=expect,
-            details={"ratios": r.tolist(), "draws": len(r)})
+            details={"ratios": v.tolist(), "draws": len(v)})
+    off = sorted((x for x in rows if abs(x["ratio"] - 1) > OFF), key=lambda x: -abs(x["ratio"] - 1))
+    ci = scistats.binomtest(len(off), len(rows)).proportion_ci(method="exact")
+    reasons = [_reasons(x) for x in off]
+    claim.record(
+        claim=CLAIM, check="rate-off-share", setting="a-d", paper_ref=REF,
+        label=f"share of draws whose slope / log-rate of rho(L)^(2s) is more than {OFF:.0%} off 1",
+        measured=len(off) / len(rows), interval=(float(ci.low), float(ci.high)),
+        interval_kind="clopper-pearson95", kind="reported",
+        details={"off": len(off), "draws": len(rows), "faster": sum(x["ratio"] > 1 for x in off),
+                 "reasons": {k: sum(any(y.startswith(k) for y in rs) for rs in reasons)
+                             for k in ("reaches the rate", "follows L's second mode", "few fitted points",
+                                       "unexplained")},
+                 "worst": [{**{k: x[k] for k in ("setting", "d", "seed", "ratio", "points", "second_mode_ratio",
+                                                 "tail_ratio")}, "reasons": rs}
+                           for x, rs in zip(off[:WORST], reasons)]})
     claim.check_all()
+
+
+TRADEOFF_T = 30                 # the paper's length
+TRADEOFF_S = tuple(range(1, 9))
+
+
+def test_estimation_tradeoff(claim, profile):
+    """Reported: at T = 30 (setting a, the paper's family), MSE over the filter's of
+    in-context least squares AR(s) and of the best AR(s) predictor of each known system,
+    s = 1..8.  Least squares' error is Rao-Blackwellised through the filter's prediction
+    (E (y_T - f)^2 = E (f - m)^2 + E v); the best AR(s)'s is exact per system."""
+    fam = LDSFamily("a", T=TRADEOFF_T)
+    systems, y = fam.sample(rng_for(CLAIM, "tradeoff"), profile.heldout_sequences)
+    kf = kalman_predict(systems, y)
+    filt = float(kf.variance.mean())
+    ls, best = {}, {}
+    for s in TRADEOFF_S:
+        f = predict_ar(ols_ar(y, s, ridge=1e-8), y, s)
+        ls[s] = float(((f - kf.prediction) ** 2).mean() + filt) / filt
+        best[s] = float(ar_population_predictor(systems, TRADEOFF_T, s)[1].mean()) / filt
+    s_best = min(ls, key=ls.get)
+    claim.record(
+        claim=CLAIM, check="estimation-tradeoff", setting="a", T=TRADEOFF_T, paper_ref=REF,
+        label=f"the window s (1..{TRADEOFF_S[-1]}) at which in-context least squares AR(s) predicts best, T = {TRADEOFF_T}",
+        measured=s_best, kind="reported",
+        details={"least_squares_mse_over_filter": ls, "best_ar_mse_over_filter": best,
+                 "sequences": int(y.shape[0])})

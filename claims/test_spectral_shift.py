@@ -1,6 +1,6 @@
 r"""Claim ``spectral-shift``: trained at spectral radius 0.9, tested up to 1.05, against the Kalman filter (docs/math.md section 7).
 
-The second source (Cole, Lu et al.) advises testing spectral radii outside the training
+The second seed (a blog summary of Cole et al.) advises testing spectral radii outside the training
 range against the Kalman filter, least squares and N4SID; nothing numeric is claimed, so
 the table is ``reported``.  Setting a with lambda_i ~ U[-r, r] (LDSFamily ``radius``):
 layers of window s = 2 and depth L in {1, 4} trained at r = 0.9 (3 seeds), then, at
@@ -32,7 +32,8 @@ from theory.n4sid import n4sid_predict
 from theory.systems import Systems
 
 CLAIM = "spectral-shift"
-REF = "Cole, Lu et al. (second source): test outside the training radius"
+REF = ("the second seed's advice (a blog summary of Cole et al., NeurIPS 2025), not a theorem: test "
+       "outside the training radius")
 N4SID_SEQUENCES = 2000
 #: names of the baseline rows (they also seed each row's bootstrap, claims.seeds.rng_for).
 LS_ROW, N4SID_ROW = "in-context least squares AR(2)", "N4SID"

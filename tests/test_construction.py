@@ -15,16 +15,14 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from models.attention import StackedAttention
+from models.construction import construction_prediction
 from theory.ar import context_stats, gd, pcg, predict_ar, query_features
 from theory.construction import (READOUT_SIGN, richardson_iterates, richardson_prediction,
                                  richardson_weights)
 
 
 def _stack_prediction(y, s, steps, eta, P=None) -> np.ndarray:
-    W_V, W_QK = richardson_weights(s, steps, eta, P)
-    stack = StackedAttention.from_weights(W_V, W_QK, dtype=torch.float64)
-    with torch.no_grad():
-        return READOUT_SIGN * stack.predict(torch.tensor(y, dtype=torch.float64)).numpy()
+    return construction_prediction(y, s, steps, eta, P)
 
 
 def _draw(seed, s, T, m=16):

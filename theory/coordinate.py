@@ -136,7 +136,8 @@ def coordinate_covariance(lam, T: int, sw2: float, s02: float, share: float) -> 
 
 
 def mixture_quadrature(form, T: int, sw2, s02: float, share: float, lo: float = -1.0,
-                       weights: dict | None = None):
+                       weights: dict | None = None, *, nodes=None, coordinate=None,
+                       chunk: int | None = None):
     """(E F3(K, K, K), E F2(K, K), Kbar) over K = sum_k w_k G(lambda_k; sw2[k]), lambda_k iid U[lo, 1].
 
     ``form(X, Y, Z) -> (F3(X, Y, Z), F2(X, Y))``: multilinear in its arguments, which
@@ -145,16 +146,41 @@ def mixture_quadrature(form, T: int, sw2, s02: float, share: float, lo: float = 
     moments of the coordinate weights (keys "3", "21", "111", "2", "11"; default
     :data:`UNIT_WEIGHTS`).  Combinatorics in the module doc; ``Kbar`` = E K (without the
     weights, which average to one).
+
+    Other coordinate laws (theory.stationary): ``nodes`` = (lambda, probability weights)
+    replaces the Gauss-Legendre rule of [lo, 1], ``coordinate(lam, sw2) -> (N, T, T)``
+    replaces :func:`coordinate_covariance` (``s02`` and ``share`` are then the caller's),
+    and ``chunk`` evaluates the node-batched forms ``chunk`` nodes at a time (memory);
+    with all three left out the result is the one above, bit for bit.
     """
-    lam, wts = gauss_legendre(T, lo)
+    lam, wts = gauss_legendre(T, lo) if nodes is None else nodes
     e = UNIT_WEIGHTS if weights is None else weights
     sw2 = np.asarray(sw2, dtype=np.float64)
 
     def E(x):                                              # E over lambda of node-batched x
         return np.tensordot(wts, x, axes=(0, 0))
 
+    def cov(v):
+        if coordinate is None:
+            return coordinate_covariance(lam, T, v, s02, share)
+        return coordinate(lam, v)
+
+    def node_terms(G, R):
+        """E F3(G, G, G), E F2(G, G) and E of the three two-equal patterns with R."""
+        if chunk is None:
+            Fs, fs = form(G, G, G)
+            return E(Fs), E(fs), E(form(G, G, R)[0] + form(G, R, G)[0] + form(R, G, G)[0])
+        out = None
+        for i in range(0, G.shape[0], chunk):
+            g, w = G[i:i + chunk], wts[i:i + chunk]
+            Fs, fs = form(g, g, g)
+            two = form(g, g, R)[0] + form(g, R, g)[0] + form(R, g, g)[0]
+            part = [np.tensordot(w, x, axes=(0, 0)) for x in (Fs, fs, two)]
+            out = part if out is None else [a + b for a, b in zip(out, part)]
+        return tuple(out)
+
     distinct = sorted(set(sw2.tolist()))
-    Gs = {v: coordinate_covariance(lam, T, v, s02, share) for v in distinct}
+    Gs = {v: cov(v) for v in distinct}
     Gbar = {v: E(Gs[v]) for v in distinct}
     counts = {v: int(np.sum(sw2 == v)) for v in distinct}
     Kbar = sum(counts[v] * Gbar[v] for v in distinct)
@@ -164,10 +190,10 @@ def mixture_quadrature(form, T: int, sw2, s02: float, share: float, lo: float = 
     for v in distinct:
         G, Gb, cnt = Gs[v], Gbar[v], counts[v]
         R = Kbar - Gb
-        Fs, fs = form(G, G, G)
-        F3_same = F3_same + cnt * E(Fs)
-        F2_same = F2_same + cnt * E(fs)
-        F3_two = F3_two + cnt * E(form(G, G, R)[0] + form(G, R, G)[0] + form(R, G, G)[0])
+        same3, same2, two = node_terms(G, R)
+        F3_same = F3_same + cnt * same3
+        F2_same = F2_same + cnt * same2
+        F3_two = F3_two + cnt * two
         F_ggk, f_gg = form(Gb, Gb, Kbar)
         F3_distinct = F3_distinct - cnt * (F_ggk + form(Gb, Kbar, Gb)[0] + form(Kbar, Gb, Gb)[0]
                                            - 2.0 * form(Gb, Gb, Gb)[0])
