@@ -64,8 +64,9 @@ def _rate(systems: Systems):
         return None
     slope = np.polyfit(s[ok], np.log(ex[ok]), 1)[0]
     ss = steady_state(systems)
-    mods = np.sort(np.abs(np.linalg.eigvals(systems.A[0] - np.outer(ss.gain[0], systems.c[0]))))[::-1]
-    second = float(2 * np.log(mods[1])) if mods.size > 1 and mods[1] > 0 else None     # None: no second mode
+    mods = np.abs(np.linalg.eigvals(systems.A[0] - np.outer(ss.gain[0], systems.c[0])))
+    below = mods[mods < mods.max() * (1 - 1e-9)]               # a conjugate pair is one mode
+    second = float(2 * np.log(below.max())) if below.size and below.max() > 0 else None     # None: no second mode
     tail = np.polyfit(s[ok][-3:], np.log(ex[ok][-3:]), 1)[0]          # the last 3 fitted points
     return (float(slope), float(2 * np.log(ss.closed_loop_radius[0])), int(ok.sum()),
             float(2 * np.log(np.abs(np.linalg.eigvals(systems.A[0])).max())), second, float(tail))

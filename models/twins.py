@@ -10,8 +10,13 @@ population loss of the layer (docs/math.md section 2.2)
     L(theta) = 1/2 beta^T M beta - c^T beta + 1/2 v,     beta_(r,l,m) = b_r W_QK[l, m],
 
 in float64, with (M, c, v) from ``theory.population`` (exact for settings a, b, c; Monte
-Carlo over systems for d, whose error the caller states).  Sampling noise is the only
-difference, so a twin says where the protocol goes without it.
+Carlo over systems for d, whose error the caller states).  So a twin says where the
+protocol goes without sampling noise.  It is not a replay of the run in every other
+respect: the trainer runs float32 with fused AdamW, a twin float64 without (the fused and
+plain float64 steps agree to rounding), and where the clipping binds the trajectory is
+sensitive to its start (a 1e-15 change grows to about 1e-3 in a few hundred steps), so a
+twin and its run agree step by step only over short stretches; their end points are
+compared by the stationary point they are headed for.
 
 Many twins run at once: the weights of n twins are one (n, s+1, s+1) tensor per matrix,
 AdamW is elementwise (its state and bias correction are per entry, its step count shared),
@@ -22,8 +27,9 @@ at 1).  tests/test_twins.py checks this against a literal per-model loop of the 
 steps, and the population gradient against autograd of the forward pass on sampled
 sequences.
 
-Worked example: a twin started at a stationary point of L stays there, since its gradient
-is 0 (up to the optimiser's eps; tests/test_twins.py).
+Worked example: with no weight decay (the protocol's) a twin started at a stationary point
+of L stays there, since its gradient is 0 (up to the optimiser's eps; tests/test_twins.py);
+AdamW's decoupled weight decay would move it.
 """
 from __future__ import annotations
 
@@ -57,7 +63,7 @@ def law_weights(config: TrainConfig, n: int, seed: int) -> tuple[np.ndarray, np.
     ``config.init_scale``, its dtype), drawn with seeds derived from ``seed``: arrays
     (n, s+1, s+1)."""
     n = check_positive_int("n", n)
-    out = [initial_weights(config.replace(seed=int(stream_seed(seed, k)) % 2 ** 31)) for k in range(n)]
+    out = [initial_weights(config.replace(seed=int(stream_seed(seed, k)))) for k in range(n)]
     return np.stack([o[0] for o in out]), np.stack([o[1] for o in out])
 
 

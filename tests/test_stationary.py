@@ -135,3 +135,39 @@ def test_stationary_moments_against_systems_monte_carlo(T):
                               rng=np.random.default_rng(1))
     se = M.std(0) / np.sqrt(M.shape[0])
     assert (np.abs(init.M - mom.M) / np.maximum(se, 1e-300)).max() > 20
+
+
+def test_limit_moments_are_the_large_T_limit_of_the_exact_moments():
+    """At a fixed beta, the per-system exact loss at length T (gaussian_feature_moments of the
+    Toeplitz covariance) approaches the limit loss like 1/T: the gap L_T - L_inf halves
+    from T = 100 to 200 (ratio within [1.8, 2.2]), and L_200 - L_inf is under 1 % of L_inf.  The limit loss
+    equals the best AR(2) error plus the limit excess (to 1e-12).  Control: limit moments
+    whose target covariances are reversed (gamma(1 + m) for gamma(s - m)) are off."""
+    from theory.population import PopulationMoments, beta_from_weights, feature_list
+    from theory.stationary import limit_excess, limit_moments
+    s = 2
+    sy = stationary_family(30).sample_systems(np.random.default_rng(11), 40)
+    rng = np.random.default_rng(12)
+    beta = beta_from_weights(rng.standard_normal((s + 1, s + 1)), rng.standard_normal((s + 1, s + 1)))
+    lim = limit_moments(sy, s)
+    L_inf = float(lim.loss(beta))
+    _, var = best_ar(sy, s)
+    assert abs(2 * L_inf - (var + limit_excess(sy, s, beta)).mean()) <= 1e-12 * 2 * L_inf
+    scaled = {}
+    for T in (100, 200):
+        M, c, v = gaussian_feature_moments(toeplitz_covariance(sy, T), s)
+        L_T = float(PopulationMoments(s=s, M=M.mean(0), c=c.mean(0), v=float(v.mean()), M_se=M[0] * 0,
+                                      c_se=c[0] * 0, v_se=0.0, method="exact").loss(beta))
+        scaled[T] = (L_T - L_inf) * T
+    gap_ratio = (scaled[100] / 100) / (scaled[200] / 200)     # doubling T halves an O(1/T) gap
+    assert 1.8 < gap_ratio < 2.2
+    assert abs(scaled[200] / 200) < 0.01 * L_inf
+    g = autocovariances(sy, s)
+    mq = np.array([m for (_, _, m) in feature_list(s)])
+    i = np.arange(s + 1)
+    G = g[:, np.abs(i[:, None] - i[None, :])]
+    Fr = np.stack([G[:, r, l] for (r, l, _) in feature_list(s)], 1)
+    wrong_c = np.einsum("Na,Na->a", Fr, g[:, 1:s + 1][:, mq]) / sy.m
+    wrong = PopulationMoments(s=s, M=lim.M, c=wrong_c, v=lim.v, M_se=lim.M_se, c_se=lim.c_se, v_se=0.0,
+                              method="limit")
+    assert abs(float(wrong.loss(beta)) - L_inf) > 0.05 * L_inf

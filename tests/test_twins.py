@@ -39,7 +39,7 @@ def test_initial_weights_are_the_trainers():
     assert np.abs(other[0] - V0).max() > 1e-4
 
 
-def _reference_loop(cfg, mom, V0, Q0, steps):
+def _reference_loop(cfg, mom, V0, Q0, steps, fused=False):
     """The trainer's step, one model at a time, with the population loss for the batch loss."""
     M, c = torch.tensor(mom.M), torch.tensor(mom.c)
     s = cfg.s
@@ -48,7 +48,8 @@ def _reference_loop(cfg, mom, V0, Q0, steps):
     for v0, q0 in zip(V0, Q0):
         model = LinearSelfAttention.from_weights(v0, q0, dtype=torch.float64)
         params = list(model.parameters())
-        opt = torch.optim.AdamW(params, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, weight_decay=cfg.weight_decay)
+        opt = torch.optim.AdamW(params, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, weight_decay=cfg.weight_decay,
+                                fused=fused)
         for step in range(steps):
             b = model.W_V[s, :]
             beta = (b[:, None, None] * model.W_QK[None, :, :s]).reshape(-1)
@@ -62,14 +63,16 @@ def _reference_loop(cfg, mom, V0, Q0, steps):
     return np.stack([o[0] for o in out]), np.stack([o[1] for o in out])
 
 
-@pytest.mark.parametrize("clip", [1000.0, 1e-3])
-def test_batched_twins_take_the_per_model_steps(clip):
-    """Four twins at once equal four separate optimisers (1e-12), clipping binding or not."""
-    cfg = _config(grad_clip=clip, steps=40)
+@pytest.mark.parametrize("clip, weight_decay, fused", [(1000.0, 0.0, False), (1e-3, 0.0, False),
+                                                      (1000.0, 0.01, False), (1000.0, 0.0, True)])
+def test_batched_twins_take_the_per_model_steps(clip, weight_decay, fused):
+    """Four twins at once equal four separate optimisers (1e-12): clipping binding or not,
+    with weight decay, and against the trainer's fused AdamW (in float64)."""
+    cfg = _config(grad_clip=clip, steps=40, weight_decay=weight_decay)
     mom = population_moments(LDSFamily("a", T=12), 2)
     V0, Q0 = law_weights(cfg.replace(init_scale=0.3), 4, seed=5)
     twins = run_twins(cfg, mom, V0, Q0)
-    V, Q = _reference_loop(cfg, mom, V0, Q0, 40)
+    V, Q = _reference_loop(cfg, mom, V0, Q0, 40, fused=fused)
     assert np.abs(twins["W_V"] - V).max() <= 1e-12 * np.abs(V).max()
     assert np.abs(twins["W_QK"] - Q).max() <= 1e-12 * np.abs(Q).max()
     assert np.abs(twins["W_V"] - V0).max() > 1e-3                    # control: they moved

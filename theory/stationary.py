@@ -58,7 +58,8 @@ from .validation import check_generator, check_positive_int, check_type, check_w
 
 __all__ = ["BURN_IN", "EXTRA_NODES", "state_covariance", "autocovariances", "toeplitz_covariance",
            "best_ar", "simulate_with_filter", "stationary_coordinate_covariance", "stationary_nodes",
-           "stationary_moments", "stationary_family", "window2_eigen_bounds"]
+           "stationary_moments", "stationary_family", "window2_eigen_bounds", "limit_moments",
+           "limit_weights", "limit_excess"]
 
 #: burn-in steps before the first observation (module doc: the transient is of order r^(2B))
 BURN_IN = 200
@@ -178,6 +179,54 @@ def stationary_moments(s: int, family: LDSFamily, *, extra: int = EXTRA_NODES, c
     f = len(feature_list(s))
     return PopulationMoments(s=s, M=M, c=c, v=float(Kbar[T - 1, T - 1]), M_se=np.zeros((f, f)),
                              c_se=np.zeros(f), v_se=0.0, method="quadrature-stationary")
+
+
+def _limit_pieces(systems: Systems, s: int):
+    g = autocovariances(systems, s)
+    i = np.arange(s + 1)
+    G = g[:, np.abs(i[:, None] - i[None, :])]                 # the tokens' covariance Gamma_(s+1)
+    feats = feature_list(s)
+    Fr = np.stack([G[:, r, l] for (r, l, _) in feats], 1)      # (systems, f): Gamma[r, l] of each feature
+    mq = np.array([m for (_, _, m) in feats])
+    return g, G, Fr, mq
+
+
+def limit_moments(systems: Systems, s: int) -> PopulationMoments:
+    """The one layer's feature moments in the limit T -> infinity, averaged over ``systems``.
+
+    As T grows C -> Gamma_(s+1) (the tokens' stationary covariance), so the feature
+    F_(r,l,m) = C[r, l] z_q[m] tends to Gamma[r, l] z_q[m] and the layer predicts u^T z_q
+    with u_m = sum_(r,l) beta_(r,l,m) Gamma[r, l] (:func:`limit_weights`): an AR(s)
+    predictor whose weights are linear in the autocovariances.  Hence
+    M = E[Gamma_rl Gamma_r'l' Gamma_s[m, m']], c = E[Gamma_rl gamma(s - m)],
+    v = E[gamma(0)] (docs/math.md section 7.3).  ``method`` is "limit" (Monte Carlo over
+    the given systems; no standard errors)."""
+    s = check_positive_int("s", s)
+    g, G, Fr, mq = _limit_pieces(systems, s)
+    Gq, cq = G[:, :s, :s], g[:, s:0:-1]
+    M = np.einsum("Na,Nb,Nab->ab", Fr, Fr, Gq[:, mq[:, None], mq[None, :]]) / systems.m
+    c = np.einsum("Na,Na->a", Fr, cq[:, mq]) / systems.m
+    f = len(mq)
+    return PopulationMoments(s=s, M=M, c=c, v=float(g[:, 0].mean()), M_se=np.zeros((f, f)), c_se=np.zeros(f),
+                             v_se=0.0, method="limit", m=systems.m)
+
+
+def limit_weights(systems: Systems, s: int, beta) -> np.ndarray:
+    """u (m, s): the AR(s) weights the layer with features beta predicts by in the limit
+    T -> infinity, per system (:func:`limit_moments`)."""
+    _, _, Fr, mq = _limit_pieces(systems, check_positive_int("s", s))
+    beta = np.asarray(beta, dtype=float)
+    return np.stack([(Fr * np.where(mq == k, beta, 0.0)).sum(1) for k in range(s)], 1)
+
+
+def limit_excess(systems: Systems, s: int, beta) -> np.ndarray:
+    """Per system, the limit predictor's excess over the best AR(s): (u - w*)^T Gamma_s (u - w*)."""
+    w, _ = best_ar(systems, s)
+    g = autocovariances(systems, s)
+    i = np.arange(s)
+    Gs = g[:, np.abs(i[:, None] - i[None, :])]
+    d = limit_weights(systems, s, beta) - w
+    return np.einsum("Ns,Nst,Nt->N", d, Gs, d)
 
 
 def window2_eigen_bounds(family: LDSFamily) -> tuple[float, float]:
