@@ -68,6 +68,7 @@ from scipy import stats as scistats
 
 from claims import _lds
 from claims.runs import depth_run
+from claims.basins import clopper_pearson
 from claims.seeds import claim_settings, rng_for, seed_for
 from claims.stats import ratio_stderr
 from models.construction import construction_prediction
@@ -249,9 +250,8 @@ def test_the_construction_reaches_the_least_squares_rate(claim, profile):
     per_T = {}
     for i, T in enumerate(RATE_T):
         k, n = int(data[T]["diverge"].sum()), int(data[T]["diverge"].size)
-        ci = scistats.binomtest(k, n).proportion_ci(method="exact")
         per_T[T] = {"depth": depth_for(T), "sequences": n, "diverging": k,
-                    "diverging_share_ci": [float(ci.low), float(ci.high)],
+                    "diverging_share_ci": list(clopper_pearson(k, n)),
                     **{f"mean_{key}": float(means[key][i]) for key in means},
                     **{f"median_{key}": float(np.median(data[T][key])) for key in means},
                     "unconditional_mean_construction": float(data[T]["construction"].mean())}

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 from hypothesis import assume, given, strategies as st
-from scipy import stats as scistats
 
+from claims.basins import clopper_pearson
 from claims.seeds import claim_settings, rng_for
 from claims.stats import bootstrap_fields
 from theory.ar import ols_ar, predict_ar
@@ -145,12 +145,12 @@ def test_ar_excess_decays_like_rho_squared(claim, profile):
             tolerance=RATE_TOL, comparator="<=", tolerance_source="project", expect=expect,
             details={"ratios": v.tolist(), "draws": len(v)})
     off = sorted((x for x in rows if abs(x["ratio"] - 1) > OFF), key=lambda x: -abs(x["ratio"] - 1))
-    ci = scistats.binomtest(len(off), len(rows)).proportion_ci(method="exact")
+    ci = clopper_pearson(len(off), len(rows))
     reasons = [_reasons(x) for x in off]
     claim.record(
         claim=CLAIM, check="rate-off-share", setting="a-d", paper_ref=REF,
         label=f"share of draws whose slope / log-rate of rho(L)^(2s) is more than {OFF:.0%} off 1",
-        measured=len(off) / len(rows), interval=(float(ci.low), float(ci.high)),
+        measured=len(off) / len(rows), interval=ci,
         interval_kind="clopper-pearson95", kind="reported",
         details={"off": len(off), "draws": len(rows), "faster": sum(x["ratio"] > 1 for x in off),
                  "reasons": {k: sum(any(y.startswith(k) for y in rs) for rs in reasons)
