@@ -1,7 +1,8 @@
 """Executable checks of the paper's claims, one test file per claim, and their harness.
 
-Claims (``test_<claim>.py``; shared pieces of the AR(1) claims in ``_ar1.py``) and the
-harness:
+Claims (``test_<claim>.py``; shared pieces of the AR(1) claims in ``_ar1.py``, of the AR(s)
+claims in ``_ars.py`` -- their runs, moments, optimum and the basin each run is headed for --
+and of the Kalman, depth and shift claims in ``_lds.py``) and the harness:
 
 - :mod:`claims.records`   how a check records what it measured, its interval and verdict
   (``claim.record(...).check()``): the record type ``ClaimRecord`` with its ``check_id``,
@@ -12,6 +13,8 @@ harness:
 - :mod:`claims.display`   how values, criteria and intervals are shown in the reports.
 - :mod:`claims.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE,
   percentile bootstrap) and what would decide an inconclusive check.
+- :mod:`claims.basins`    verdicts by basin: runs headed for different stationary points
+  judged per point (holds / fails / mixed / inconclusive), Clopper-Pearson shares.
 - :mod:`claims.collect`   records gathered from pytest's reports, each test's outcome.
 - :mod:`claims.report`    the report: table, ``reports/claims.json``, ``reports/claims.md``.
 - :mod:`claims.seeds`     ``seed_for`` / ``rng_for`` and ``claim_settings`` for hypothesis.

@@ -11,17 +11,25 @@
 - :func:`optimum` -- the population optimum with its in-class twins (theory.optimum),
   seeded from the claim id.
 - :func:`heldout` -- held-out sequences of a setting, shared by the PCG checks.
+- :func:`basins` -- where each trained run is headed: the stationary point of the population
+  loss that theory.optimum's local search reaches from its weights, matched across runs by
+  the point (theory.optimum.match_point) up to the loss's mirror symmetry where the law of
+  A is centrally symmetric (every setting but the asymmetric control), named for display,
+  with the run's excess over it (docs/settings.md, "Verdicts by basin").
 """
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
+from claims.basins import BasinSplit
 from claims.seeds import rng_for, seed_for
 from theory.mc_moments import trajectory_moments_windows
-from theory.optimum import population_optimum
-from theory.population import population_moments
+from theory.optimum import StationaryPoint, match_point, nearest_stationary_point, population_optimum
+from theory.parity import canonical_gauge
+from theory.population import beta_from_weights, population_moments
 from theory.systems import LDSFamily
 
 #: seed namespace of the AR(s) training runs, s >= 2 (shared by banding and pcg-alignment).
@@ -39,6 +47,13 @@ D_TRAJECTORIES = 1_000_000
 MIN_STARTS = 32
 #: relative support threshold of the Jaccard distance (docs/settings.md, Definitions).
 JACCARD_THRESHOLD = 0.01
+#: a stationary point lies in a class when its out-of-class share is at most this (as for
+#: the optimum in claims/test_banding.py; docs/settings.md).
+POINT_SHARE_TOL = 1e-8
+#: settings whose law of A is centrally symmetric (A and -A equally likely): L is invariant
+#: under the mirror y_t -> (-1)^t y_t there (theory.optimum.match_point).  Setting d's
+#: antithetic moments have the symmetry by construction.
+CENTRALLY_SYMMETRIC = ("a", "b", "c", "d")
 
 
 def train_config(setting: str, s: int, seed_index: int, profile):
@@ -88,3 +103,125 @@ def heldout_with_systems(setting: str, m: int):
 def heldout(setting: str, m: int) -> np.ndarray:
     """The sequences (m, T) of :func:`heldout_with_systems`."""
     return heldout_with_systems(setting, m)[1]
+
+
+@dataclass(frozen=True)
+class Basin:
+    """A stationary point of the population loss that runs are headed for: its display
+    ``name`` (``optimum``, ``local-min b-odd +3.30 %``, ``local-min out-of-class +1.62 %``,
+    ``saddle ...``; never used to match), the point, its excess over L* and its kind."""
+
+    name: str
+    point: StationaryPoint
+    rel_excess: float
+
+    def to_dict(self) -> dict:
+        V, Q = canonical_gauge(self.point.W_V, self.point.W_QK)
+        s = V.shape[0] - 1
+        p = self.point
+        return {"name": self.name, "loss": p.loss, "rel_excess": self.rel_excess, "kind": p.kind,
+                "class": p.cls if p.out_of_class_share <= POINT_SHARE_TOL else None,
+                "out_of_class_share": p.out_of_class_share, "odd_share": p.odd_share,
+                "hessian_min_eig": p.hessian_min_eig, "converged": p.converged,
+                "b": V[s].tolist(), "W_QK": Q[:, :s].tolist()}
+
+
+class BasinBook:
+    """The distinct stationary points met so far in one (setting, s) cell, matched by the
+    point (theory.optimum.match_point; a point and its mirror image are one basin where the
+    law of A is centrally symmetric, since L and every measure of the checks are the same at
+    both), the optimum first.  ``place`` returns the basin of a point and whether the point
+    is the basin's mirror image, adding the basin when new; names are unique in the book."""
+
+    def __init__(self, setting: str, s: int, profile):
+        opt = optimum(setting, s, profile.multistart)
+        self.L_star = opt.loss
+        self.moments = moments_for(setting, s)
+        self.mirror = setting in CENTRALLY_SYMMETRIC
+        self._opt = (opt.loss, opt.W_V, opt.W_QK)
+        self.basins: list[Basin] = []
+
+    def _match(self, p: StationaryPoint, loss, W_V, W_QK):
+        return match_point(p.loss, p.W_V, p.W_QK, loss, W_V, W_QK, mirror=self.mirror)
+
+    def _name(self, p: StationaryPoint, rel: float) -> str:
+        if self._match(p, *self._opt):
+            return "optimum"
+        cls = p.cls if p.out_of_class_share <= POINT_SHARE_TOL else "out-of-class"
+        base = f"{p.kind.replace(' ', '-')} {cls} {100 * rel:+.2f} %"
+        taken = {b.name for b in self.basins}
+        name, k = base, 2
+        while name in taken:
+            name, k = f"{base} #{k}", k + 1
+        return name
+
+    def place(self, p: StationaryPoint) -> tuple[Basin, bool]:
+        for b in self.basins:
+            how = self._match(p, b.point.loss, b.point.W_V, b.point.W_QK)
+            if how:
+                return b, how == "mirror"
+        rel = (p.loss - self.L_star) / self.L_star
+        b = Basin(self._name(p, rel), p, float(rel))
+        self.basins.append(b)
+        return b, False
+
+    def headed_for(self, W_V, W_QK) -> tuple[Basin, float, bool]:
+        """The basin of the point theory.optimum's local search reaches from (W_V, W_QK), the
+        excess of the weights over that point, (L(theta) - L(point)) / L(point), and whether
+        the point is the basin's mirror image."""
+        b, mirrored = self.place(nearest_stationary_point(self.moments, W_V, W_QK))
+        loss = float(self.moments.loss(beta_from_weights(W_V, W_QK)))
+        return b, (loss - b.point.loss) / b.point.loss, mirrored
+
+    def order(self) -> tuple:
+        """Basin names from the lowest point up."""
+        return tuple(b.name for b in sorted(self.basins, key=lambda b: b.point.loss))
+
+
+@dataclass(frozen=True)
+class RunBasins:
+    """Where each trained run of a cell is headed (:func:`basins`)."""
+
+    labels: tuple          # basin name per run, in seed order
+    run_excess: tuple      # (L(theta_run) - L(point)) / L(point) per run
+    mirrored: tuple        # per run: headed for the mirror image of the basin's point
+    basins: tuple          # Basin s reached, lowest point first
+
+    def split(self, shared_stderr=None) -> BasinSplit:
+        return BasinSplit(self.labels, tuple(b.name for b in self.basins), shared_stderr or {})
+
+    def per_run(self) -> dict:
+        """Per-run lists (``*_per_seed``, which the records turn into per-run extras): the
+        basin, the run's excess over its point, the point's excess over L* and its loss, and
+        whether the run is headed for the point's mirror image."""
+        by = {b.name: b for b in self.basins}
+        return {"basin_per_seed": list(self.labels),
+                "excess_over_basin_per_seed": list(self.run_excess),
+                "basin_rel_excess_per_seed": [by[x].rel_excess for x in self.labels],
+                "basin_loss_per_seed": [by[x].point.loss for x in self.labels],
+                "basin_mirror_per_seed": list(self.mirrored)}
+
+    def details(self) -> dict:
+        """:meth:`per_run` and the points themselves, for the records' details."""
+        return {**self.per_run(),
+                "basins": [dict(b.to_dict(), runs=[i for i, x in enumerate(self.labels) if x == b.name])
+                           for b in self.basins]}
+
+
+@functools.lru_cache(maxsize=None)
+def book(setting: str, s: int, profile) -> BasinBook:
+    """The cell's basin book, shared by the runs and their noise-free twins (so both name a
+    point alike)."""
+    return BasinBook(setting, s, profile)
+
+
+@functools.lru_cache(maxsize=None)
+def basins(setting: str, s: int, profile) -> RunBasins:
+    """Where each of the profile's trained runs of (setting, s) is headed (module doc)."""
+    bk = book(setting, s, profile)
+    placed = [bk.headed_for(r.W_V, r.W_QK)
+              for r in (trained_ars(setting, s, i, profile) for i in range(profile.n_seeds))]
+    reached = {b.name for b, _, _ in placed}
+    return RunBasins(labels=tuple(b.name for b, _, _ in placed), run_excess=tuple(float(e) for _, e, _ in placed),
+                     mirrored=tuple(bool(m) for _, _, m in placed),
+                     basins=tuple(sorted((b for b in bk.basins if b.name in reached), key=lambda b: b.point.loss)))

@@ -18,7 +18,16 @@ is read off the basins' verdicts:
 
 With every run in one basin this is exactly the seed rule.  Nothing here decides which
 basin a run is in: the caller passes one label per run (the stationary point it is headed
-for, matched by the point, never by a rounded name).
+for, matched by the point, never by a rounded name; claims/_ars.py, ``basins``).
+
+Where every run is scored on the same held-out sequences, their common sampling error is
+not in the spread over runs; ``shared_stderr`` (per basin) adds it to a basin's seed
+interval in quadrature, as :func:`claims.stats.widen_for_reference` does for one basin.
+
+A record over runs in several basins headlines one basin (:func:`headline_basin`: the
+basin with the most runs, ties to the lower point) and carries every basin's verdict in
+its ``basins`` field (:func:`record_fields`); the mean over all runs stays in that field
+as ``all_runs_mean``, never in the headline.
 
 Worked example: seven runs in one basin at -0.10 ... -0.14 against |x| <= 0.01 and one run
 elsewhere at -1.42 fail in both basins, so the check fails (a mean over all eight, with its
@@ -30,13 +39,45 @@ wide interval, would have read "inconclusive"):
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from scipy import stats as _st
 
-from .stats import interval_verdict, mc_interval, t_interval
+from .stats import Z95, interval_verdict, mc_interval, t_interval
 
-__all__ = ["basin_verdicts", "judge_by_basin", "clopper_pearson"]
+__all__ = ["basin_verdicts", "judge_by_basin", "clopper_pearson", "BasinSplit", "headline_basin",
+           "record_fields"]
+
+
+@dataclass(frozen=True)
+class BasinSplit:
+    """Which basin each run of a record is in (``labels``, one per run, in run order), the
+    basins' names from the lowest point up (``order``), and per basin the standard error its
+    runs share (``shared_stderr``: the held-out sampling error of a value every run is
+    scored on, added to a seed interval in quadrature; absent: none)."""
+
+    labels: tuple
+    order: tuple
+    shared_stderr: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        labels, order = tuple(self.labels), tuple(self.order)
+        if not labels or not all(isinstance(x, str) and x for x in labels):
+            raise ValueError(f"labels must be non-empty basin names, got {self.labels!r}")
+        if len(set(order)) != len(order) or not set(labels) <= set(order):
+            raise ValueError(f"order must name every basin of labels once, got {self.order!r} for {labels!r}")
+        for k, v in dict(self.shared_stderr).items():
+            if k not in order or not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"shared_stderr must map basin names to finite errors >= 0, got {k!r}: {v!r}")
+        object.__setattr__(self, "labels", labels)
+        object.__setattr__(self, "order", tuple(b for b in order if b in labels))
+        object.__setattr__(self, "shared_stderr", dict(self.shared_stderr))
+
+    def subset(self, keep: Sequence[int]) -> "BasinSplit":
+        """The split of the runs ``keep`` (indices), e.g. a check over some of the runs."""
+        return BasinSplit(tuple(self.labels[i] for i in keep), self.order, self.shared_stderr)
 
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
@@ -51,11 +92,13 @@ def clopper_pearson(k: int, n: int) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
-def basin_verdicts(values: Sequence[float], basins: Sequence, comparator: str, tolerance: float,
-                   stderr: Sequence | None = None) -> list[dict]:
+def basin_verdicts(values: Sequence[float], basins: Sequence, comparator: str | None, tolerance: float | None,
+                   stderr: Sequence | None = None, shared_stderr: Mapping | None = None) -> list[dict]:
     """One entry per basin, in order of first appearance: ``basin``, ``runs`` (indices),
     ``measured``, ``interval`` (None when judged exactly), ``interval_kind`` and ``verdict``
-    (module doc).  ``stderr``: per-run standard errors (None entries where a run has none)."""
+    (module doc; None without a comparator: a reported row).  ``stderr``: per-run standard
+    errors (None entries where a run has none); ``shared_stderr``: per basin, an error its
+    runs share, added to its seed interval in quadrature (module doc)."""
     values = [float(v) for v in values]
     basins = list(basins)
     if len(values) != len(basins) or not values:
@@ -67,6 +110,10 @@ def basin_verdicts(values: Sequence[float], basins: Sequence, comparator: str, t
         idx = [i for i, x in enumerate(basins) if x == b]
         if len(idx) >= 2:
             mean, lo, hi = t_interval(values[i] for i in idx)
+            shared = float((shared_stderr or {}).get(b, 0.0))
+            if shared:
+                hw = math.hypot(max(mean - lo, hi - mean), Z95 * shared)
+                lo, hi = mean - hw, mean + hw
             kind = "t95-seeds"
         else:
             i = idx[0]
@@ -80,16 +127,16 @@ def basin_verdicts(values: Sequence[float], basins: Sequence, comparator: str, t
                 kind = "mc95"
         out.append({"basin": b, "runs": idx, "measured": mean,
                     "interval": None if kind is None else (lo, hi), "interval_kind": kind,
-                    "verdict": interval_verdict(lo, hi, comparator, tolerance)})
+                    "verdict": None if comparator is None else interval_verdict(lo, hi, comparator, tolerance)})
     return out
 
 
 def judge_by_basin(values: Sequence[float], basins: Sequence, comparator: str, tolerance: float,
-                   stderr: Sequence | None = None) -> dict:
+                   stderr: Sequence | None = None, shared_stderr: Mapping | None = None) -> dict:
     """The check's verdict from its basins (module doc): ``verdict``, ``basins`` (the
     entries of :func:`basin_verdicts`) and, for a mixed check, ``holding_share`` with its
     ``holding_share_interval``."""
-    per = basin_verdicts(values, basins, comparator, tolerance, stderr)
+    per = basin_verdicts(values, basins, comparator, tolerance, stderr, shared_stderr)
     verdicts = {p["verdict"] for p in per}
     if verdicts == {"holds"}:
         verdict = "holds"
@@ -105,3 +152,44 @@ def judge_by_basin(values: Sequence[float], basins: Sequence, comparator: str, t
         out["holding_share"] = k / len(values)
         out["holding_share_interval"] = clopper_pearson(k, len(values))
     return out
+
+
+def headline_basin(per: Sequence[Mapping], order: Sequence) -> Mapping:
+    """The basin a record headlines: the one with the most runs, ties to the one first in
+    ``order`` (the lower stationary point)."""
+    rank = {b: i for i, b in enumerate(order)}
+    return min(per, key=lambda p: (-len(p["runs"]), rank.get(p["basin"], len(rank))))
+
+
+def record_fields(values: Sequence[float], split: BasinSplit, run_ids: Sequence[str], comparator: str | None,
+                  tolerance, stderr: Sequence | None = None) -> dict:
+    """What a record over runs in basins shows (claims/records.py, ``make_record(basins=...)``):
+    the headline basin's ``measured``, ``interval``, ``interval_kind`` and ``n_seeds``, the
+    per-seed ``values`` when every run is in one basin (else None: the runs carry them),
+    the check's ``verdict`` (None for a reported row) and the ``basins`` field -- per basin
+    its name, runs (ids), value, interval and verdict, the headline's name, the mean over
+    all runs, and for a mixed check the share of runs in holding basins with its interval."""
+    values = [float(v) for v in values]
+    if len(split.labels) != len(values) or len(run_ids) != len(values):
+        raise ValueError(f"{len(values)} values, {len(split.labels)} basin labels and {len(run_ids)} runs")
+    if comparator is None:
+        per = basin_verdicts(values, split.labels, None, None, stderr, split.shared_stderr)
+        judged = {"verdict": None, "basins": per}
+    else:
+        judged = judge_by_basin(values, split.labels, comparator, tolerance, stderr, split.shared_stderr)
+        per = judged["basins"]
+    rank = {b: i for i, b in enumerate(split.order)}
+    per = sorted(per, key=lambda p: rank[p["basin"]])
+    head = headline_basin(per, split.order)
+    field_ = {"headline": head["basin"], "all_runs_mean": sum(values) / len(values),
+              "verdicts": [{"basin": p["basin"], "runs": [run_ids[i] for i in p["runs"]], "n": len(p["runs"]),
+                            "measured": p["measured"],
+                            "interval": None if p["interval"] is None else list(p["interval"]),
+                            "interval_kind": p["interval_kind"], "verdict": p["verdict"]} for p in per],
+              "holding_share": judged.get("holding_share"),
+              "holding_share_interval": (list(judged["holding_share_interval"])
+                                         if "holding_share_interval" in judged else None)}
+    return {"measured": head["measured"], "interval": head["interval"], "interval_kind": head["interval_kind"],
+            "n_seeds": len(head["runs"]) if head["interval_kind"] == "t95-seeds" else None,
+            "values": values if len(per) == 1 and head["interval_kind"] == "t95-seeds" else None,
+            "verdict": judged["verdict"], "basins": field_}

@@ -17,7 +17,10 @@ by the report renderer (claims/report.py, ``render_report``), the one writer of
 - ``kalman-parity.png``: MSE / MSE(Kalman) against s per setting and method;
 - ``spectral-shift.png``: the same against the test systems' spectral radius;
 - ``depth.png``: MSE / var(y_T) against T per depth and baseline, and against depth;
-- ``per-position.png``: the MSE of predicting y_t at every position t (setting a).
+- ``per-position.png``: the MSE of predicting y_t at every position t (setting a);
+- ``basins-<setting>.png``: for s = 2, 3, 4, the share of noise-free twins (claims/
+  test_training_basins.py) and of trained runs headed for each stationary point, the
+  optimum first, then by loss.
 
 A figure whose records are missing (a partial run, say) is skipped.
 """
@@ -187,7 +190,8 @@ def _seed_rows(records):
     """{claim: [record, ...]} of the checks with per-seed values."""
     out: dict = {}
     for r in records:
-        if r.get("values") and r.get("tolerance") not in (None, 0) and r.get("comparator") in ("<=", "<", "abs<="):
+        if ((r.get("values") or (r.get("basins") and r.get("runs"))) and r.get("tolerance") not in (None, 0)
+                and r.get("comparator") in ("<=", "<", "abs<=")):
             out.setdefault(r["claim"], []).append(r)
     return out
 
@@ -198,9 +202,10 @@ def _seed_figure(plt, claim, rows, path):
     fig, ax = plt.subplots(figsize=(9, 0.32 * len(rows) + 1.4))
     for i, r in enumerate(rows):
         tol = float(r["tolerance"])
-        v = np.clip(np.asarray(r["values"], dtype=float) / tol, -lim, lim)
-        lo, hi = (np.clip(x / tol, -lim, lim) for x in r["interval"])
-        color = {"holds": "C2", "fails": "C3", "inconclusive": "C1"}.get(r["verdict"], "C7")
+        vals = r.get("values") or [e["value"] for e in r["runs"]]      # by basin: every run
+        v = np.clip(np.asarray(vals, dtype=float) / tol, -lim, lim)
+        lo, hi = (np.clip(x / tol, -lim, lim) for x in (r.get("interval") or (r["measured"], r["measured"])))
+        color = {"holds": "C2", "fails": "C3", "inconclusive": "C1", "mixed": "C4"}.get(r["verdict"], "C7")
         ax.plot([lo, hi], [i, i], "-", color=color, lw=2.5, alpha=0.6)
         ax.plot(v, [i] * len(v), "o", ms=3, color="black")
         ax.plot([np.clip(r["measured"] / tol, -lim, lim)], [i], "|", ms=10, color=color)
@@ -360,6 +365,47 @@ def _position_figure(plt, records, path):
     return True
 
 
+def _basin_data(records):
+    """{setting: {s: details of the twin-optimum-share record}}."""
+    out: dict = {}
+    for r in _records(records, "training-basins", "twin-optimum-share"):
+        st, s = _setting_s(r)
+        if "points" in r.get("details", {}):
+            out.setdefault(st, {})[s] = r["details"]
+    return out
+
+
+def _basin_figure(plt, setting, per_s, path, top: int = 7):
+    """Per window, bars of the share of twins and of runs at each point (at most ``top``
+    points, the rest pooled as "other")."""
+    windows = sorted(per_s)
+    fig, axes = plt.subplots(1, len(windows), figsize=(4.2 * len(windows), 3.8), squeeze=False)
+    for ax, s in zip(axes[0], windows):
+        d = per_s[s]
+        pts = d["points"]
+        n_runs = max(1, sum(d["trained_runs"].values()))
+        names = [p["basin"] for p in pts[:top]]
+        tw = [p["share"] for p in pts[:top]]
+        rn = [p["runs"] / n_runs for p in pts[:top]]
+        if len(pts) > top:
+            names.append(f"other ({len(pts) - top})")
+            tw.append(sum(p["share"] for p in pts[top:]))
+            rn.append(sum(p["runs"] for p in pts[top:]) / n_runs)
+        x = np.arange(len(names))
+        ax.bar(x - 0.2, tw, 0.4, label=f"noise-free twins (n = {d['twins']})", color="C0")
+        ax.bar(x + 0.2, rn, 0.4, label=f"trained runs (n = {n_runs})", color="C1")
+        ax.set_xticks(x, names, rotation=60, ha="right", fontsize=6)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("share headed for the point", fontsize=7)
+        ax.set_title(f"s = {s}", fontsize=9)
+        ax.legend(fontsize=6)
+    fig.suptitle(f"where the protocol goes, setting {setting}: stationary points of the population loss "
+                 "(names: kind, class, excess over L*)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Path]]:
     """Draw every figure the records support into ``directory``; returns (title, path) pairs.
 
@@ -404,6 +450,11 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
         made.append(("spectral shift: MSE ratio to the filter against the radius", directory / "spectral-shift.png"))
     if _depth_figure(plt, records, directory / "depth.png"):
         made.append(("depth: MSE against T and against depth", directory / "depth.png"))
+    for setting, per_s in sorted(_basin_data(records).items()):
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"basins-{setting}.png"
+        _basin_figure(plt, setting, per_s, path)
+        made.append((f"training basins, setting {setting}: noise-free twins beside the trained runs", path))
     if _position_figure(plt, records, directory / "per-position.png"):
         made.append(("per-position MSE curves, setting a", directory / "per-position.png"))
     return made

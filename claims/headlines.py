@@ -20,7 +20,11 @@ from dataclasses import dataclass
 
 from claims.records import Coords, check_id
 
-__all__ = ["Headline", "HEADLINES", "headline_ids", "headlines_of"]
+__all__ = ["Headline", "HEADLINES", "headline_ids", "headlines_of", "WITHOUT_HEADLINE"]
+
+#: claims of ours that test no statement of a source, so have no headline: how the trained
+#: AR(1) metrics move with a training choice, and where the protocol takes the AR(s) layers.
+WITHOUT_HEADLINE = ("training-sensitivity", "training-basins")
 
 _SYMMETRIC = ("a", "b", "c", "d")
 _WINDOWS = (2, 3, 4)

@@ -23,7 +23,7 @@ __all__ = ["render_html"]
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:110em}
 table{border-collapse:collapse;font-size:0.85em}td,th{border:1px solid #bbb;padding:2px 6px}
-th{background:#eee}.holds{background:#dfd}.fails{background:#fdd}.inconclusive{background:#ffd}
+th{background:#eee}.holds{background:#dfd}.fails{background:#fdd}.inconclusive{background:#ffd}.mixed{background:#e8dcf5}
 .reported{color:#555}.control{font-style:italic}img{max-width:100%;border:1px solid #ccc}
 code{font-size:0.95em}"""
 
@@ -82,7 +82,7 @@ def render_html(payload: Mapping, figures: Iterable[tuple[str, Path]]) -> str:
         for title, rel in figures:
             out.append(f'<h3>{_e(title)}</h3><p><img src="{_e(Path(rel).as_posix())}" alt="{_e(title)}"></p>')
     out += ["<h2>Checks</h2>",
-            "<p>Rows: green holds, red fails, yellow inconclusive, italic a negative control "
+            "<p>Rows: green holds, red fails, yellow inconclusive, violet mixed (runs in basins that hold and in basins that fail), italic a negative control "
             "(it must fail); hover a row for its note or what would decide it.  The full "
             "records, with their details, are in <code>claims.json</code>; the same table "
             "in <code>claims.md</code>.</p>",

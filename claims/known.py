@@ -1,10 +1,10 @@
 """Known non-reproductions: parametrize values with ``xfail(strict=True)`` where a check
 does not reproduce, per profile.
 
-Only a check whose whole 95 % interval lies outside its tolerance (verdict ``"fails"``)
-may be listed, with a reason that quotes the measured value and its interval
-(claims/records.py enforces it); an inconclusive check passes, so listing it turns into a
-strict XPASS.  Never widen a tolerance instead.
+Only a check whose whole 95 % interval lies outside its tolerance (verdict ``"fails"``;
+for runs judged by basin, in every basin) may be listed, with a reason that says what does
+not reproduce (the record carries the numbers); an inconclusive or mixed check passes, so
+listing it turns into a strict XPASS.  Never widen a tolerance instead.
 
 A reason is either one string (the check fails in every profile) or a mapping
 ``{profile name: reason}``: a check decided with the paper profile's 8 seeds may still be

@@ -65,6 +65,9 @@ class Profile:
     hypothesis_examples : ``max_examples`` of property-based claims
         (see :func:`claims.seeds.claim_settings`).
     multistart : random restarts of non-convex minimisations (population-loss optima).
+    twins : noise-free twins per (setting, s) cell of the trained AR(s) layers (the runs'
+        own initialisations first, then draws from the init law; claims/test_training_basins.py):
+        64 quick, 512 paper (the basins issue's floors).
     run : the options of the current run that are no compute budget (``--claims-random``,
         ``--retrain``; :class:`claims.runopts.RunOptions`), set by the plugin on the
         ``profile`` fixture's value; not part of the profile's identity (equality, hash,
@@ -84,6 +87,7 @@ class Profile:
     heldout_sequences: int
     hypothesis_examples: int
     multistart: int
+    twins: int
     coef_rel_tol: float
     run: RunOptions = dataclasses.field(default=RunOptions(), compare=False)
 
@@ -122,6 +126,7 @@ QUICK = Profile(
     heldout_sequences=20_000,
     hypothesis_examples=20,
     multistart=8,
+    twins=64,
     coef_rel_tol=0.01,
 )
 
@@ -140,6 +145,7 @@ PAPER = Profile(
     heldout_sequences=20_000,
     hypothesis_examples=200,
     multistart=64,
+    twins=512,
     coef_rel_tol=0.01,
 )
 

@@ -50,7 +50,17 @@ def _cell(r: Mapping | None) -> str:
         return "-"
     iv = f" {format_interval(r['interval'])} ({format_basis(r)})" if r.get("interval") else ""
     verdict = r["verdict"] + (" (xfail)" if r.get("outcome") == "xfailed" else "")
-    return f"{format_value(r['measured'])}{iv}: **{verdict}**"
+    bf = r.get("basins")
+    by = ""
+    if bf and len(bf["verdicts"]) > 1:         # judged by basin: which basin the value is, and the others
+        total = sum(b["n"] for b in bf["verdicts"])
+        head = next(b for b in bf["verdicts"] if b["basin"] == bf["headline"])
+        by = (f" (basin {bf['headline']}: {head['n']} of {total} runs; "
+              + ", ".join(f"{b['verdict']} {b['n']}" for b in bf["verdicts"] if b["basin"] != bf["headline"])
+              + " in the other basins"
+              + (f"; holding share {bf['holding_share']:.2f} [{bf['holding_share_interval'][0]:.2f}, "
+                 f"{bf['holding_share_interval'][1]:.2f}]" if bf.get("holding_share") is not None else "") + ")")
+    return f"{format_value(r['measured'])}{iv}{by}: **{verdict}**"
 
 
 def _where(r: Mapping) -> str:

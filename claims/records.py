@@ -45,20 +45,22 @@ Verdict
     (:func:`claims.stats.interval_verdict`).  A NaN measurement is rejected: its verdict
     is ``"fails"`` whatever the comparator, and :meth:`Record.check` raises for it even
     in a negative control (a NaN shows that the computation broke, not that the bad case
-    was told apart).
+    was told apart).  Runs judged by basin (``basins=``, :mod:`claims.basins`): each basin
+    by the rule above, the check ``"holds"`` / ``"fails"`` when every basin does,
+    ``"mixed"`` when some hold and some fail, else ``"inconclusive"``.
 ``holds_at``
     The tightest tolerance at which the verdict would be ``"holds"``: the far end of the
     interval (max(|lo|, |hi|) for ``"abs<="``), or the measured value of an exact check.
 Outcomes
-    ``expect="holds"`` passes on ``"holds"`` and on ``"inconclusive"`` (counted and named
-    in the reports, with ``decide``: what would decide it); ``expect="fails"`` (a negative
-    control, run where the claim must *not* hold) passes only on ``"fails"``: an
-    inconclusive control fails its test.
+    ``expect="holds"`` passes on ``"holds"``, ``"inconclusive"`` and ``"mixed"`` (counted
+    and named in the reports, with ``decide``: what would decide it); ``expect="fails"``
+    (a negative control, run where the claim must *not* hold) passes only on ``"fails"``:
+    an inconclusive or mixed control fails its test.
 Known non-reproductions
     only a check whose whole interval lies outside its tolerance (verdict ``"fails"``)
     may be marked ``@pytest.mark.xfail(strict=True, reason="...")``; the record is kept
-    (outcome ``"xfailed"``) with the reason in ``xfail_reason``.  An inconclusive check so
-    marked passes, hence XPASS(strict), hence a failing test.
+    (outcome ``"xfailed"``) with the reason in ``xfail_reason``.  An inconclusive or mixed
+    check so marked passes, hence XPASS(strict), hence a failing test.
 Reported rows
     ``kind="reported"``: a descriptive row (e.g. a table of MSEs beside the claims) with
     no tolerance, no comparator, no expectation and verdict ``"reported"``; only for
@@ -133,7 +135,7 @@ COMPARATORS = {
     "abs<=": lambda m, t: abs(m) <= t,
 }
 #: every verdict a record can carry ("reported" only for kind "reported").
-VERDICTS = ("holds", "fails", "inconclusive", "reported")
+VERDICTS = ("holds", "fails", "inconclusive", "mixed", "reported")
 #: what a check may expect: "holds", or "fails" for a negative control.
 EXPECTS = ("holds", "fails")
 KINDS = ("check", "reported")
@@ -429,7 +431,7 @@ def per_run_extras(details: Mapping, n: int) -> list[dict]:
 
 #: fields of a serialised record (schema 4), in the order they are written.
 RECORD_FIELDS = ("check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
-                 "interval", "interval_kind", "n_seeds", "values", "runs", "tolerance", "comparator",
+                 "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "tolerance", "comparator",
                  "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
                  "test", "order", "profile", "outcome", "xfail_reason")
 
@@ -458,6 +460,7 @@ class ClaimRecord:
     n_seeds: int | None
     values: list | None
     runs: list | None
+    basins: dict | None
     tolerance: Any
     comparator: str | None
     tolerance_source: str | None
@@ -521,14 +524,14 @@ class ClaimRecord:
         return rec
 
 
-def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured, tolerance=None,
+def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=None, tolerance=None,
                 comparator: str | None = None, tolerance_source: str | None = None,
                 setting=None, s=None, T=None, layers=None, radius=None, seed=None,
                 variant=None, control: bool | None = None, runs=None, run_values=None, run_stderr=None,
                 details: Mapping | None = None, expect: str | None = None,
                 note: str | None = None, interval=None, interval_kind: str | None = None,
                 n_seeds: int | None = None, kind: str = "check",
-                decide: str | None = None, values=None) -> ClaimRecord:
+                decide: str | None = None, values=None, basins=None) -> ClaimRecord:
     """Validate the inputs and return a :class:`ClaimRecord` with its verdict (module doc).
 
     ``check``: the check's name within the claim (a token such as ``"odd-share"``); with
@@ -547,6 +550,13 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
     row or of a check whose interval is not over seeds), else ``values[i]``, else
     ``measured`` (a single run), its standard error ``run_stderr[i]`` where it has one, and
     the per-run scalars of the details (:func:`run_entries`).
+
+    ``basins``: a :class:`claims.basins.BasinSplit` -- which basin (stationary point of the
+    population loss) each of ``runs`` is headed for.  The record is then judged by basin
+    (:mod:`claims.basins`; docs/settings.md, "Verdicts by basin") from ``run_values`` (and
+    ``run_stderr``): ``measured`` and the interval are the headline basin's (give neither),
+    the verdict is the basins' (``"mixed"`` when some hold and some fail), each run's
+    ``extra`` names its basin and the record's ``basins`` field keeps every basin's verdict.
 
     ``test``, ``order``, ``profile``, ``outcome`` and ``xfail_reason`` are ``None`` here;
     :class:`ClaimRecorder` and the plugin fill them in.
@@ -570,7 +580,7 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
                  if v is not None]
         if given:
             raise ValueError(f"a reported row has no verdict: drop {', '.join(given)}")
-        m = _scalar(measured, "measured", "==")
+        m = None if basins is not None else _scalar(measured, "measured", "==")
         t = None
     else:
         if comparator not in COMPARATORS:
@@ -586,12 +596,36 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
                              f"got {expect!r}")
         if tolerance is None:
             raise ValueError("a check needs a tolerance")
-        m = _scalar(measured, "measured", comparator)
+        m = None if basins is not None else _scalar(measured, "measured", comparator)
         t = _scalar(tolerance, "tolerance", comparator)
         if _is_nan(t):
             raise ValueError("tolerance is NaN")
         if comparator == "abs<=" and t < 0:
             raise ValueError(f"tolerance of 'abs<=' must be >= 0, got {t!r}")
+    basin_field = basin_verdict = None
+    if basins is not None:
+        from claims.basins import BasinSplit, record_fields
+
+        if not isinstance(basins, BasinSplit):
+            raise ValueError(f"basins must be a claims.basins.BasinSplit, got {type(basins).__name__}")
+        if (runs is None or run_values is None or not isinstance(runs, (list, tuple))
+                or not all(isinstance(r, RunRef) for r in runs)):
+            raise ValueError("basins need runs (RunRef s) and their run_values")
+        if any(x is not None for x in (measured, interval, interval_kind, n_seeds, values)):
+            raise ValueError("a record judged by basin takes measured and its interval from its basins: "
+                             "give run_values, not measured, interval, interval_kind, n_seeds or values")
+        rv = to_builtin(run_values, _path="run_values")
+        if (not isinstance(rv, list) or len(rv) != len(runs)
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                           for x in rv)):
+            raise ValueError(f"run_values must be {len(runs)} finite numbers, got {run_values!r}")
+        rf = record_fields(rv, basins, [r.run for r in runs], comparator if kind == "check" else None,
+                           t, None if run_stderr is None else to_builtin(run_stderr, _path="run_stderr"))
+        m, interval, interval_kind, n_seeds, values = (rf["measured"], rf["interval"], rf["interval_kind"],
+                                                       rf["n_seeds"], rf["values"])
+        basin_field, basin_verdict = rf["basins"], rf["verdict"]
+        if values is not None or len(runs) == 1:
+            run_values = None            # one basin: the runs take the seed interval's values
     iv, interval_kind, n_seeds = _interval(interval, interval_kind, n_seeds, comparator, m)
     if control is not None and control != (expect == "fails"):
         raise ValueError(f"control={control!r} contradicts expect={expect!r}: a negative control is "
@@ -613,6 +647,8 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
         verdict = "fails"
         nan_note = "measured is NaN: rejected (verdict 'fails'; check() always raises)"
         note = f"{note}; {nan_note}" if note else nan_note
+    elif basin_verdict is not None:
+        verdict = basin_verdict
     elif iv is not None:
         verdict = stats.interval_verdict(iv[0], iv[1], comparator, t)
     else:
@@ -623,14 +659,17 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured,
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values)):
             raise ValueError("values must be the n_seeds numbers behind a 't95-seeds' interval")
     runs = run_entries(runs, values, m, details, run_values, run_stderr)
+    if basin_field is not None:
+        for e, label in zip(runs, basins.labels):
+            e.extra["basin"] = label
     rec = ClaimRecord(
         check_id=check_id(claim, check, coords), claim=claim, check=check, coords=coords,
         label=label.strip(), paper_ref=paper_ref.strip(), kind=kind, measured=m, interval=iv,
-        interval_kind=interval_kind, n_seeds=n_seeds, values=values, runs=runs, tolerance=t,
+        interval_kind=interval_kind, n_seeds=n_seeds, values=values, runs=runs, basins=basin_field, tolerance=t,
         comparator=comparator, tolerance_source=tolerance_source, verdict=verdict,
         holds_at=None if kind == "reported" else stats.holds_at(m, comparator, iv),
         decide=None, expect=expect, details=details, note=note)
-    if verdict == "inconclusive":
+    if verdict in ("inconclusive", "mixed"):
         rec.decide = decide or stats.decide_text(rec.to_dict())
     return rec
 
@@ -742,12 +781,12 @@ class Record:
         if r["verdict"] == r["expect"]:
             return self
         if r["expect"] == "holds":
-            if r["verdict"] == "inconclusive":
-                return self            # passes; counted and named in the reports
+            if r["verdict"] in ("inconclusive", "mixed"):
+                return self            # passes (a finding); counted and named in the reports
             raise AssertionError(f"{_describe(r)} violates {crit} (verdict fails, expected "
                                  f"holds); details: {r['details']}")
-        if r["verdict"] == "inconclusive":
-            raise AssertionError(f"negative control is inconclusive: {_describe(r)} "
+        if r["verdict"] in ("inconclusive", "mixed"):
+            raise AssertionError(f"negative control is {r['verdict']}: {_describe(r)} "
                                  f"straddles {crit}, so the check does not tell the bad case "
                                  f"apart clearly ({r['decide']}); details: {r['details']}")
         raise AssertionError(f"negative control unexpectedly holds: {_describe(r)} satisfies "

@@ -37,14 +37,16 @@ __all__ = ["SCHEMA", "inconclusive_summary", "summarize", "summary_lines", "inte
            "environment"]
 
 
-#: the version of ``claims.json`` this module writes (4: records with ``check_id``, ``coords``,
-#: ``label`` and per-run entries; docs/results/README.md).  claims/legacy.py reads 3.
-SCHEMA = 4
+#: the version of ``claims.json`` this module writes (5: records with ``check_id``, ``coords``,
+#: ``label``, per-run entries and, for runs headed for different stationary points, the
+#: ``basins`` field and the verdict ``mixed``; docs/results/README.md).  A schema 4 report
+#: reads as 5 (its records have no ``basins``); claims/legacy.py reads 3.
+SCHEMA = 5
 
 # --------------------------------------------------------------------------- summaries
 
 _BAD_OUTCOMES = ("failed", "error", "xpassed", "unknown")
-_COUNTS = ("checks", "hold", "inconclusive", "controls", "not_reproduced", "unexpected",
+_COUNTS = ("checks", "hold", "inconclusive", "mixed", "controls", "not_reproduced", "unexpected",
            "tests_not_ok", "skipped", "reported", "interval_checks")
 
 
@@ -53,6 +55,8 @@ def summarize(records: Iterable[Mapping]) -> dict:
 
     Per claim: ``checks`` (rows with a verdict); ``hold`` (expected to hold and holds);
     ``inconclusive`` (expected to hold, interval straddles the tolerance: passes);
+    ``mixed`` (expected to hold; its runs end in different basins, some holding and some
+    failing: passes, a finding);
     ``controls`` (negative controls that fail as expected); ``not_reproduced`` (verdict
     differs from the expectation, test marked xfail); ``unexpected`` (verdict differs,
     not marked xfail -- and any negative control that does not fail, xfail or not: a
@@ -73,8 +77,8 @@ def summarize(records: Iterable[Mapping]) -> dict:
             c["interval_checks"] += (r.get("interval") is not None and r["expect"] == "holds")
             if r["verdict"] == r["expect"]:
                 c["hold" if r["expect"] == "holds" else "controls"] += 1
-            elif r["expect"] == "holds" and r["verdict"] == "inconclusive":
-                c["inconclusive"] += 1
+            elif r["expect"] == "holds" and r["verdict"] in ("inconclusive", "mixed"):
+                c[r["verdict"]] += 1
             elif r.get("outcome") == "xfailed" and r["expect"] == "holds":
                 c["not_reproduced"] += 1
             else:
@@ -102,6 +106,8 @@ def _summary_text(c: Mapping) -> str:
         parts.append(f"{c['hold']} hold" if c["hold"] != 1 else "1 holds")
     if c["inconclusive"]:
         parts.append(f"{c['inconclusive']} inconclusive")
+    if c.get("mixed"):
+        parts.append(f"{c['mixed']} mixed (runs in basins that hold and in basins that fail)")
     if c["controls"]:
         parts.append(_plural(c["controls"], "negative control") + " fail as expected"
                      if c["controls"] != 1 else "1 negative control fails as expected")
@@ -147,19 +153,25 @@ def _coords(r: Mapping) -> str:
 
 
 def _inconclusive(records: Iterable[Mapping]) -> list[Mapping]:
-    return [r for r in records if r.get("verdict") == "inconclusive"]
+    """The undecided checks: inconclusive, and mixed (runs in basins that hold and in basins
+    that fail; claims/basins.py)."""
+    return [r for r in records if r.get("verdict") in ("inconclusive", "mixed")]
 
 
 def inconclusive_lines(records: Iterable[Mapping]) -> list[str]:
-    """Every inconclusive check by name, with its interval and what would decide it."""
+    """Every inconclusive or mixed check by name, with its interval and what would decide it
+    (for a mixed check: that seeds will not)."""
     rows = _inconclusive(records)
     if not rows:
         return ["inconclusive checks: none"]
     controls = sum(r.get("expect") == "fails" for r in rows)
-    out = [f"inconclusive checks: {len(rows)} ({len(rows) - controls} positive, passing; "
+    mixed = sum(r.get("verdict") == "mixed" for r in rows)
+    out = [f"inconclusive checks: {len(rows)}" + (f", {mixed} of them mixed" if mixed else "")
+           + f" ({len(rows) - controls} positive, passing; "
            f"{controls} negative control(s), failing their test) -- what would decide each:"]
     for r in rows:
         ctl = " NEGATIVE CONTROL" if r.get("expect") == "fails" else ""
+        ctl += " (mixed)" if r.get("verdict") == "mixed" else ""
         out.append(f"  - {_where(r)}{ctl}: {r['label']}: {format_value(r['measured'])}, "
                    f"interval {format_interval(r['interval'])} ({format_basis(r)}) against "
                    f"{format_criterion(r['comparator'], r['tolerance'])}")

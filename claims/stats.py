@@ -36,7 +36,7 @@ from scipy import stats as _st
 __all__ = ["Z95", "LEVEL", "t_interval", "mc_interval", "seed_fields", "mc_fields",
            "bootstrap_fields", "widen_for_reference", "ratio_stderr",
            "interval_verdict", "holds_at", "distance_to_decision", "seeds_to_decide",
-           "sd_from_t_interval", "decide_text", "MAX_SEEDS"]
+           "sd_from_t_interval", "decide_text", "MAX_SEEDS", "AFFORDABLE_SEEDS"]
 
 #: confidence level of every interval in the reports.
 LEVEL = 0.95
@@ -44,6 +44,9 @@ LEVEL = 0.95
 Z95 = float(_st.norm.ppf(0.975))
 #: :func:`seeds_to_decide` gives up (returns None) beyond this many seeds.
 MAX_SEEDS = 100_000
+#: beyond this many seeds, :func:`decide_text` says that seeds will not decide a check at
+#: its tolerance (the basins issue: more seeds are not a plan beyond it).
+AFFORDABLE_SEEDS = 64
 
 
 def _t_quantile(n: int, level: float = LEVEL) -> float:
@@ -260,10 +263,37 @@ def decide_text(record: dict) -> str:
 
     Seeds (``t95-seeds``): the half-width, the distance of the mean from the boundary and
     the estimated number of seeds (:func:`seeds_to_decide`, from the per-seed standard
-    deviation recovered from the interval).  Monte Carlo (``mc95``): the factor of samples
-    that would shrink the half-width (as 1/sqrt(samples)) below that distance.
+    deviation recovered from the interval); beyond :data:`AFFORDABLE_SEEDS`, that seeds will
+    not decide it at this tolerance.  Monte Carlo (``mc95``): the factor of samples that
+    would shrink the half-width (as 1/sqrt(samples)) below that distance.  One-sided and
+    negative tolerances alike: the distance is to the tolerance itself, which the
+    interval's far end must clear (its upper end for ``<= -0.1``).
+
+    A record judged by basin (its ``basins`` field, claims/basins.py): a ``mixed`` check is
+    a finding that seeds do not change (runs end at different stationary points; more
+    seeds only narrow the share of runs in holding basins); an inconclusive one names each
+    undecided basin with what would decide it.
     """
     from claims.display import format_value as fv
+
+    bf = record.get("basins")
+    if bf and len(bf["verdicts"]) > 1:
+        if record.get("verdict") == "mixed":
+            n = sum(b["n"] for b in bf["verdicts"])
+            k = sum(b["n"] for b in bf["verdicts"] if b["verdict"] == "holds")
+            lo, hi = bf["holding_share_interval"]
+            return (f"seeds will not decide it: the runs end at different stationary points, {k} of {n} in "
+                    f"basins that hold (Clopper-Pearson [{lo:.2f}, {hi:.2f}]) and the others in basins that "
+                    "fail; more seeds only narrow that share")
+        parts = []
+        for b in bf["verdicts"]:
+            if b["verdict"] != "inconclusive":
+                continue
+            sub = {**record, "basins": None, "measured": b["measured"], "interval": b["interval"],
+                   "interval_kind": b["interval_kind"],
+                   "n_seeds": b["n"] if b["interval_kind"] == "t95-seeds" else None}
+            parts.append(f"basin {b['basin']} ({b['n']} run{'s' if b['n'] != 1 else ''}): {decide_text(sub)}")
+        return "; ".join(parts)
 
     lo, hi = record["interval"]
     m, tol, cmp_ = record["measured"], record["tolerance"], record["comparator"]
@@ -276,9 +306,10 @@ def decide_text(record: dict) -> str:
         n = record["n_seeds"]
         sd = sd_from_t_interval(lo, hi, n)
         need = seeds_to_decide(m, sd, cmp_, tol)
-        if need is None:
-            return (f"{head}: no affordable number of seeds decides it (per-seed sd "
-                    f"{fv(sd)}; n = {n})")
+        if need is None or need > AFFORDABLE_SEEDS:
+            return (f"seeds will not decide it at this tolerance: {head}; with the per-seed sd "
+                    f"{fv(sd)} it would take " + ("more than 100000" if need is None else f"about {need}")
+                    + f" seeds (n = {n} now)")
         return (f"more seeds: {head}; with the per-seed sd {fv(sd)} about {need} seeds "
                 f"would resolve it (towards {side}, if the mean stays; n = {n} now)")
     if dist <= 0:

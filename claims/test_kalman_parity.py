@@ -46,44 +46,20 @@ EXACT_REL_TOL = 1e-10  # two float64 routes to the filter's error variance (proj
 N4SID_SEQUENCES = 2000  # per setting in the quick profile (the issue's bound); all in the paper profile
 WINDOWS = (1, 2, 3, 4)
 SETTINGS = ("a", "b", "c", "d")
-# Measured in the quick profile (3 seeds) and the paper profile (8 seeds; MSE / MSE_Kalman,
-# seed mean and 95 % Student-t interval widened by the shared held-out error): every
-# trained single layer is far from "on par", its whole interval above 1.05.  In-context
-# least squares AR(s) (1.09-1.18 for s >= 2) and the best AR(s) predictor of the known
-# system (1.00-1.03) come much closer; at s = 1 the layer (one unnormalised GD step) is
-# also well behind least squares AR(1) (1.36-1.51).
-_MEASURED_QUICK = {
-    ("a", 1): (2.104, 2.027, 2.181), ("a", 2): (1.405, 1.365, 1.444),
-    ("a", 3): (1.378, 1.345, 1.410), ("a", 4): (1.310, 1.281, 1.340),
-    ("b", 1): (2.338, 2.223, 2.453), ("b", 2): (1.523, 1.480, 1.565),
-    ("b", 3): (1.513, 1.475, 1.550), ("b", 4): (1.421, 1.342, 1.499),
-    ("c", 1): (2.084, 2.008, 2.160), ("c", 2): (1.388, 1.360, 1.416),
-    ("c", 3): (1.391, 1.354, 1.428), ("c", 4): (1.316, 1.287, 1.346),
-    ("d", 1): (2.322, 2.242, 2.403), ("d", 2): (1.495, 1.458, 1.532),
-    ("d", 3): (1.493, 1.401, 1.586), ("d", 4): (1.385, 1.357, 1.414),
-}
-_MEASURED_PAPER = {
-    ("a", 1): (2.103, 2.027, 2.180), ("a", 2): (1.406, 1.378, 1.435),
-    ("a", 3): (1.389, 1.359, 1.419), ("a", 4): (1.313, 1.288, 1.337),
-    ("b", 1): (2.338, 2.223, 2.453), ("b", 2): (1.523, 1.486, 1.559),
-    ("b", 3): (1.562, 1.450, 1.675), ("b", 4): (1.414, 1.378, 1.450),
-    ("c", 1): (2.085, 2.009, 2.160), ("c", 2): (1.412, 1.380, 1.445),
-    ("c", 3): (1.396, 1.367, 1.426), ("c", 4): (1.315, 1.293, 1.337),
-    ("d", 1): (2.319, 2.237, 2.401), ("d", 2): (1.505, 1.471, 1.539),
-    ("d", 3): (1.496, 1.455, 1.536), ("d", 4): (1.384, 1.358, 1.409),
-}
-
-
-def _parity_reason(key, measured, n_seeds):
-    m, lo, hi = measured[key]
-    return (f"not on par with the Kalman filter: one trained linear attention layer, setting {key[0]}, "
-            f"s = {key[1]}, has MSE / MSE_Kalman = {m:.3f} [{lo:.3f}, {hi:.3f}] (t, {n_seeds} seeds, "
-            f"widened by the held-out error), whole interval above the project's 1.05")
+# Every trained single layer is far from "on par" in both profiles: each basin its runs reach
+# has its whole interval above 1.05 (s = 1: the seed interval, widened by the shared held-out
+# error).  The numbers are in the records, not here; in-context least squares AR(s) and the
+# best AR(s) predictor of the known system, reported beside them, come much closer.
+def _parity_reason(key):
+    setting, s = key
+    return (f"not on par with the Kalman filter: one trained linear attention layer, setting {setting}, "
+            f"s = {s}: MSE / MSE_Kalman has its whole interval above the project's 1.05"
+            + (" in every basin its runs reach" if s > 1 else "") + " (numbers in the record)")
 
 
 KNOWN_PARITY_FAILURES: dict = {
-    key: {"quick": _parity_reason(key, _MEASURED_QUICK, 3), "paper": _parity_reason(key, _MEASURED_PAPER, 8)}
-    for key in _MEASURED_QUICK
+    (st_, s): {"quick": _parity_reason((st_, s)), "paper": _parity_reason((st_, s))}
+    for st_ in SETTINGS for s in WINDOWS
 }
 
 
@@ -171,19 +147,30 @@ def test_trained_layer_against_the_kalman_filter(claim, profile, setting, s):
     systems, y, err_kf, var_kf = _kalman(setting, profile.heldout_sequences)
     errs = [_layer_errors(_trained(setting, s, i, profile), y) for i in range(profile.n_seeds)]
     ratios = [float(e.mean() / err_kf.mean()) for e in errs]
-    # every seed is scored on the same sequences: their sampling error is not in the seed
-    # spread, so it is added in quadrature (the SE of the seed-averaged errors' ratio)
-    held_se = ratio_stderr(np.mean(errs, axis=0), err_kf)
-    fields = widen_for_reference(seed_fields(ratios), held_se)
-    claim.record(
-        claim=CLAIM, check="trained-mse-ratio", setting=setting, s=s, paper_ref=REF,
-        label="mean_seeds MSE(trained layer) / MSE(Kalman filter), same held-out sequences",
-        runs=[trained_layer_run(setting, s, i) for i in range(profile.n_seeds)],
-        run_stderr=[ratio_stderr(e, err_kf) for e in errs],      # each run's own held-out error
-        **fields, tolerance=PARITY_TOL, comparator="<=", tolerance_source="project",
-        details={"per_seed": ratios, "heldout_stderr": held_se, "mse_kalman": float(err_kf.mean()),
-                 "kalman_predicted_variance": float(var_kf.mean()), "heldout": len(y)},
-        note=f"{100 * (fields['measured'] - 1):+.1f} % squared error over the filter")
+    runs = [trained_layer_run(setting, s, i) for i in range(profile.n_seeds)]
+    common = dict(claim=CLAIM, check="trained-mse-ratio", setting=setting, s=s, paper_ref=REF, runs=runs,
+                  run_stderr=[ratio_stderr(e, err_kf) for e in errs],      # each run's own held-out error
+                  tolerance=PARITY_TOL, comparator="<=", tolerance_source="project")
+    details = {"per_seed": ratios, "mse_kalman": float(err_kf.mean()),
+               "kalman_predicted_variance": float(var_kf.mean()), "heldout": len(y)}
+    if s == 1:
+        # AR(1): the two optimal families of Theorem 4.1 are one basin -- the seed rule.
+        # Every seed is scored on the same sequences: their sampling error is not in the seed
+        # spread, so it is added in quadrature (the SE of the seed-averaged errors' ratio).
+        held_se = ratio_stderr(np.mean(errs, axis=0), err_kf)
+        fields = widen_for_reference(seed_fields(ratios), held_se)
+        claim.record(**common, label="mean_seeds MSE(trained layer) / MSE(Kalman filter), same held-out sequences",
+                     **fields, details={**details, "heldout_stderr": held_se},
+                     note=f"{100 * (fields['measured'] - 1):+.1f} % squared error over the filter")
+    else:
+        # by basin; within a basin the same shared held-out error, over that basin's runs
+        rb = _ars.basins(setting, s, profile)
+        shared = {b: ratio_stderr(np.mean([errs[i] for i, x in enumerate(rb.labels) if x == b], axis=0), err_kf)
+                  for b in set(rb.labels)}
+        claim.record(**common, label="MSE(trained layer) / MSE(Kalman filter) by basin, same held-out sequences",
+                     run_values=ratios, basins=rb.split(shared), details={**details, **rb.details()},
+                     note="; ".join(f"{b}: {', '.join(f'{r:.3f}' for r, x in zip(ratios, rb.labels) if x == b)}"
+                                    for b in dict.fromkeys(rb.labels)))
     rng = rng_for(CLAIM, "bootstrap", setting, s)
     err_ols = (predict_ar(ols_ar(y, s, ridge=1e-8), y, s) - y[:, -1]) ** 2
     w, _ = ar_population_predictor(systems, y.shape[1], s)

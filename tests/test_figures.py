@@ -40,13 +40,21 @@ def _records():
     hist = {"mean": 0.5, "hist": [1] * 20}
     cos = {"cos_1": hist, "cos_2": hist, "cos_3": hist}
     recs.append(_rec("cos_1-mean", "b", 4, {"per_seed": [cos, cos], "optimum": cos}, claim="pcg-alignment"))
+    for s in (2, 3, 4):
+        points = [{"basin": "optimum", "twins": 0, "share": 0.0, "runs": 2},
+                  {"basin": "local-min b-odd +3.30 %", "twins": 60, "share": 60 / 64, "runs": 1}]
+        points += [{"basin": f"saddle out-of-class +{k}.00 %", "twins": 1, "share": 1 / 64, "runs": 0}
+                   for k in range(4 + s)]                 # more points than bars: the rest pooled
+        recs.append(_rec("twin-optimum-share", "c", s, {"points": points, "twins": 64,
+                                                        "trained_runs": {"optimum": 2, "local-min b-odd +3.30 %": 1}},
+                         claim="training-basins"))
     return recs
 
 
 def test_figures_from_records(tmp_path):
     made = render_figures(_records(), tmp_path / "fig")
     names = sorted(p.name for _, p in made)
-    assert names == ["banding-a.png", "cosines-b.png"]
+    assert names == ["banding-a.png", "basins-c.png", "cosines-b.png"]
     for _, p in made:
         assert p.read_bytes()[:8] == PNG
 

@@ -30,7 +30,7 @@ pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
-               "interval", "interval_kind", "n_seeds", "values", "runs", "tolerance", "comparator",
+               "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "tolerance", "comparator",
                "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
                "test", "order", "profile", "outcome", "xfail_reason"}
 P = {"tolerance_source": "project"}
@@ -309,7 +309,7 @@ def test_summary_counts_inconclusive_and_intervals():
     inc = report.inconclusive_lines(recs)
     assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
     payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})
-    assert payload["schema"] == report.SCHEMA == 4 and len(payload["summary"]["inconclusive"]) == 3
+    assert payload["schema"] == report.SCHEMA == 5 and len(payload["summary"]["inconclusive"]) == 3
     assert payload["run"] == {"hypothesis_draws": "derandomized"}
     assert report.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
 
@@ -366,7 +366,7 @@ def test_profiles():
     assert QUICK.coef_rel_tol == PAPER.coef_rel_tol == 0.01
     assert (QUICK.stack_batch, PAPER.stack_batch) == (1000, 1500)    # ours: claims/_lds.py
     knobs = ("train_steps", "train_batch", "stack_batch", "n_seeds", "mc_trajectories", "mc_systems",
-             "heldout_sequences", "hypothesis_examples", "multistart")
+             "heldout_sequences", "hypothesis_examples", "multistart", "twins")
     for f in knobs:
         assert getattr(QUICK, f) <= getattr(PAPER, f), f
     # every knob is read by a claim: no advertised knob that nothing uses

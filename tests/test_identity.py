@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from claims.headlines import HEADLINES, headline_ids
+from claims.headlines import HEADLINES, WITHOUT_HEADLINE, headline_ids
 from claims.legacy import upgrade_record
 from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, RunRef, check_id, duplicate_ids,
                             make_record, per_run_extras)
@@ -170,9 +170,9 @@ def test_two(claim):
 
 
 @pytest.mark.parametrize("name", ["quick", "paper"])
-def test_published_runs_have_unique_ids_of_schema_4(name):
+def test_published_runs_have_unique_ids_of_schema_5(name):
     data = _published(name)
-    assert data["schema"] == 4
+    assert data["schema"] == 5
     records = [ClaimRecord.from_dict(r) for r in data["records"]]
     assert duplicate_ids(data["records"]) == []
     for r in records:                      # the id is what claim, check and coordinates make
@@ -203,6 +203,47 @@ _COMMON_TRAINED = ("banding/trained-jaccard/a/s=2", "banding/trained-excess-loss
 TRAINED_ROWS = {"quick": _COMMON_TRAINED + ("depth/mse-over-var/a/s=2/T=40/L=2",), "paper": _COMMON_TRAINED}
 
 
+#: the trained AR(s) checks judged by basin (s >= 2; claims/_ars.py, docs/settings.md)
+_BY_BASIN = ("banding/trained-out-of-class-share", "banding/trained-odd-share", "pcg-alignment/trained-cos1",
+             "kalman-parity/trained-mse-ratio")
+
+
+@pytest.mark.parametrize("name", ["quick", "paper"])
+def test_every_trained_ars_record_names_each_runs_stationary_point(name):
+    """In both published runs: every trained AR(s) check (s >= 2, the asymmetric control
+    aside) is judged by basin, its headline is one basin's, and every run names the point
+    it is headed for, that point's excess over L*, and its own excess over the point."""
+    recs = [ClaimRecord.from_dict(r) for r in _published(name)["records"]]
+    judged = [r for r in recs if any(r.check_id.startswith(p + "/") for p in _BY_BASIN)
+              and r.coords.s not in (None, 1) and not r.coords.control and r.coords.variant is None]
+    assert len(judged) == 2 * 12 + 2 + 12
+    for r in judged:
+        assert r.basins is not None and r.basins["headline"] in {b["basin"] for b in r.basins["verdicts"]}
+        head = next(b for b in r.basins["verdicts"] if b["basin"] == r.basins["headline"])
+        assert r.measured == head["measured"] and head["n"] == max(b["n"] for b in r.basins["verdicts"])
+        assert sum(b["n"] for b in r.basins["verdicts"]) == len(r.runs)
+        for e in r.runs:
+            assert {"basin", "basin_rel_excess", "excess_over_basin", "basin_loss"} <= set(e.extra), r.check_id
+        if len(r.basins["verdicts"]) > 1:
+            assert r.values is None                   # no headline over several basins
+
+
+def test_a_run_is_headed_for_the_same_point_in_both_profiles():
+    """The runs both profiles train (the AR(s) seeds 0-2) are matched by the point: the same
+    basin name and the same point's loss (1e-7, the matching's tolerance) in both files."""
+    def points(name):
+        out = {}
+        for r in _published(name)["records"]:
+            if r["check_id"].startswith("banding/trained-odd-share/"):
+                for e in r["runs"]:
+                    out[e["run"]] = (e["extra"]["basin"], e["extra"]["basin_loss"])
+        return out
+    quick, paper = points("quick"), points("paper")
+    assert len(quick) == 36 and set(quick) <= set(paper)
+    for run, (basin, loss) in quick.items():
+        assert paper[run][0] == basin and paper[run][1] == pytest.approx(loss, rel=1e-7), run
+
+
 # ---------------------------------------------------------------------------- headlines
 
 @pytest.mark.parametrize("name", ["quick", "paper"])
@@ -211,7 +252,7 @@ def test_every_headline_is_a_positive_check_of_both_published_runs(name):
     missing = sorted(i for i in headline_ids() if i not in by)
     assert not missing
     assert all(by[i]["kind"] == "check" and by[i]["expect"] == "holds" for i in headline_ids())
-    claims = {r["claim"] for r in by.values()} - {"training-sensitivity"}   # a reported table
+    claims = {r["claim"] for r in by.values()} - set(WITHOUT_HEADLINE)
     assert claims <= {h.claim for h in HEADLINES}
     assert all(h.statement.strip() and h.check_ids for h in HEADLINES)
 
@@ -244,7 +285,8 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
             assert case["check_id"] not in quick
             continue
         fresh = quick[case["check_id"]]
-        assert new["coords"] == fresh["coords"] and new["label"] == fresh["label"]
+        by_basin = fresh.get("basins") is not None       # judged by basin since schema 5: new label, more extras
+        assert new["coords"] == fresh["coords"] and (by_basin or new["label"] == fresh["label"])
         if new["runs"] is None and fresh["runs"] is not None:    # schema 3 kept no per-seed values here
             assert case["check_id"].startswith("depth/mse-over-var/"), case["check_id"]
             continue
@@ -255,7 +297,9 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
             # the run's own standard error and extras are the same too, where schema 3 kept them
             lacks_stderr = case["check_id"].startswith("kalman-parity/trained-mse-ratio/")
             assert [(e["stderr"], e["extra"]) for e in new["runs"]] == \
-                [(None if lacks_stderr else e["stderr"], e["extra"]) for e in fresh["runs"]]
+                [(None if lacks_stderr else e["stderr"],
+                  {k: v for k, v in e["extra"].items() if not (by_basin and k not in n["extra"])})
+                 for e, n in zip(fresh["runs"], new["runs"])]
     with pytest.raises(ValueError, match="no schema-3 mapping"):
         upgrade_record({"claim": "nobody", "test": "claims/test_x.py::test_y", "metric": "m"})
     stack = next(c["record"] for c in SCHEMA3 if c["check_id"].startswith("depth/training-loss-tails/"))

@@ -307,3 +307,50 @@ def test_trajectory_moments_for_several_windows_share_the_draws():
         trajectory_moments_windows(fam, 2, 100, np.random.default_rng(0))
     with pytest.raises(ValueError, match="^T must exceed"):
         trajectory_moments_windows(fam, (8,), 100, np.random.default_rng(0))
+
+
+def test_match_point_knows_the_gauge_and_the_mirror_of_the_forward_pass():
+    """The mirror of match_point (odd features of beta negated) is the image of the weights
+    under y_t -> (-1)^t y_t: checked through the model's forward pass, not the feature
+    parity it is coded from.  Weights with b'_r = (-1)^r b_r and W'[l, m] = (-1)^(l+m) W[l, m]
+    predict on y what the originals predict on the flipped sequences, up to the sign
+    (-1)^T of the target; match_point calls them "mirror" (with ``mirror``), a rescaled
+    copy "same", and a perturbed copy nothing."""
+    import torch
+    from models.attention import LinearSelfAttention
+    from theory.optimum import match_point
+
+    s, T = 2, 9
+    rng = np.random.default_rng(5)
+    W_V, W_QK = rng.standard_normal((s + 1, s + 1)), rng.standard_normal((s + 1, s + 1))
+    sign_b = (-1.0) ** np.arange(s + 1)
+    sign_W = (-1.0) ** np.add.outer(np.arange(s + 1), np.arange(s + 1))
+    V2, Q2 = W_V * sign_b[None, :], W_QK * sign_W
+    y = rng.standard_normal((50, T))
+    flip = y * (-1.0) ** np.arange(T)
+
+    def pred(V, Q, seqs):
+        layer = LinearSelfAttention.from_weights(V, Q, dtype=torch.float64)
+        with torch.no_grad():
+            return layer.predict(torch.tensor(seqs)).numpy()
+    a, b = pred(V2, Q2, y), pred(W_V, W_QK, flip)
+    assert min(np.abs(a - b).max(), np.abs(a + b).max()) <= 1e-12 * np.abs(a).max()
+    assert match_point(1.0, W_V, W_QK, 1.0, V2, Q2, mirror=True) == "mirror"
+    assert match_point(1.0, W_V, W_QK, 1.0, V2, Q2) is None
+    assert match_point(1.0, W_V, W_QK, 1.0 + 1e-9, 3 * W_V, W_QK / 3) == "same"
+    assert match_point(1.0, W_V, W_QK, 1.0 + 1e-6, W_V, W_QK) is None          # loss apart
+    assert match_point(1.0, W_V, W_QK, 1.0, W_V, W_QK * 1.001, mirror=True) is None
+
+
+def test_the_mirror_leaves_the_loss_of_a_symmetric_family_unchanged():
+    """L(mirror of beta) = L(beta) on the exact moments of setting a (parity zeros), not on
+    the asymmetric control's."""
+    s = 2
+    rng = np.random.default_rng(6)
+    beta = rng.standard_normal(len(feature_list(s)))
+    odd = ~feature_is_even(s)
+    mirrored = np.where(odd, -beta, beta)
+    sym = population_moments(LDSFamily("a", d=3, T=10), s)
+    asym = population_moments(LDSFamily("asym", d=3, T=10), s)
+    assert sym.loss(mirrored) == pytest.approx(sym.loss(beta), rel=1e-12)
+    assert abs(asym.loss(mirrored) - asym.loss(beta)) > 1e-6 * abs(asym.loss(beta))

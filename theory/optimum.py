@@ -41,16 +41,24 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .mc_moments import trajectory_moments
-from .parity import CLASSES, canonical_gauge, class_masks, classify, odd_share
+from .parity import CLASSES, canonical_gauge, class_masks, classify, feature_is_even, odd_share
 from .population import PopulationMoments, beta_from_weights, population_moments
 from .systems import LDSFamily
 from .validation import check_finite_array, check_positive_int, check_real, check_type
 
 __all__ = ["loss_grad", "loss_hessian", "ClassOptimum", "PopulationOptimum", "population_optimum",
-           "optimum_for", "StationaryPoint", "nearest_stationary_point", "REL_TIE", "D_TRAJECTORIES"]
+           "optimum_for", "StationaryPoint", "nearest_stationary_point", "match_point", "REL_TIE",
+           "POINT_LOSS_REL", "POINT_BETA_REL", "D_TRAJECTORIES"]
 
 #: starts whose loss is within this relative distance of L* count as reaching it.
 REL_TIE = 1e-9
+#: two stationary points are the same point when their losses agree to POINT_LOSS_REL
+#: (relative; the basins issue's 1e-7) and their coefficients beta = b (x) W to POINT_BETA_REL
+#: of the largest |beta| (ours: points converged to a gradient of 1e-10 max|c| are located to
+#: about grad / (smallest Hessian eigenvalue) ~ 1e-7 in beta; distinct points found so far
+#: differ by 1e-2 or more).  beta is the weights in every gauge at once (docs/math.md 2.1).
+POINT_LOSS_REL = 1e-7
+POINT_BETA_REL = 1e-4
 #: random b directions screened (by the profiled loss) for the start of each run.
 SCREEN = 64
 #: raw trajectories (antithetic) behind the moments of setting d in :func:`optimum_for`.
@@ -297,6 +305,41 @@ def nearest_stationary_point(moments: PopulationMoments, W_V, W_QK, *, gtol: flo
     run = _solve(mom.M, mom.c, mom.v, s, np.ones(theta0.size, dtype=bool), theta0,
                  check_real("gtol", gtol, minimum=0.0, strict_min=True))
     return _stationary(mom, run)
+
+
+def match_point(loss_a: float, W_V_a, W_QK_a, loss_b: float, W_V_b, W_QK_b, *, mirror: bool = False,
+                loss_rel: float = POINT_LOSS_REL, beta_rel: float = POINT_BETA_REL) -> str | None:
+    """``"same"`` when two stationary points (their losses and weights) are one point: losses
+    within ``loss_rel`` relative and beta = b (x) W within ``beta_rel`` of the larger max
+    |beta| (gauge-invariant: (b / g, g W) is the same point for every g != 0).  With
+    ``mirror``, ``"mirror"`` when b's beta is a's with its odd features negated: the image
+    under y_t -> (-1)^t y_t, which maps A to -A and so leaves L unchanged when the law of A
+    is centrally symmetric (the parity zeros of docs/math.md section 5.2: M_oe = 0, c_o = 0;
+    an out-of-class point and its mirror are two points of equal loss, in-class points are
+    their own mirrors).  ``None`` otherwise.
+
+    >>> W_V = np.zeros((3, 3)); W_V[2] = [1.0, 0.0, 0.5]
+    >>> W_QK = np.eye(3)
+    >>> match_point(0.1, W_V, W_QK, 0.1 * (1 + 1e-9), -2 * W_V, -W_QK / 2)
+    'same'
+    >>> match_point(0.1, W_V, W_QK, 0.1, W_V, 1.01 * W_QK) is None
+    True
+    """
+    if abs(loss_a - loss_b) > loss_rel * max(abs(loss_a), abs(loss_b)):
+        return None
+    a, b = beta_from_weights(W_V_a, W_QK_a), beta_from_weights(W_V_b, W_QK_b)
+    if a.shape != b.shape:
+        return None
+    scale = beta_rel * max(np.max(np.abs(a)), np.max(np.abs(b)))
+    if np.max(np.abs(a - b)) <= scale:
+        return "same"
+    if mirror:
+        odd = ~feature_is_even(np.asarray(W_V_a).shape[0] - 1)
+        b = b.copy()
+        b[odd] *= -1
+        if np.max(np.abs(a - b)) <= scale:
+            return "mirror"
+    return None
 
 
 def _distinct(mom, runs, rel=1e-7):
