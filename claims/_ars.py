@@ -173,10 +173,6 @@ class BasinBook:
         loss = float(self.moments.loss(beta_from_weights(W_V, W_QK)))
         return b, (loss - b.point.loss) / b.point.loss, mirrored
 
-    def order(self) -> tuple:
-        """Basin names from the lowest point up."""
-        return tuple(b.name for b in sorted(self.basins, key=lambda b: b.point.loss))
-
 
 @dataclass(frozen=True)
 class RunBasins:

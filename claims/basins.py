@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 from scipy import stats as _st
 
-from .stats import Z95, interval_verdict, mc_interval, t_interval
+from .stats import interval_verdict, mc_interval, t_interval, widen_for_reference
 
 __all__ = ["basin_verdicts", "judge_by_basin", "clopper_pearson", "BasinSplit", "headline_basin",
            "record_fields"]
@@ -74,10 +74,6 @@ class BasinSplit:
         object.__setattr__(self, "labels", labels)
         object.__setattr__(self, "order", tuple(b for b in order if b in labels))
         object.__setattr__(self, "shared_stderr", dict(self.shared_stderr))
-
-    def subset(self, keep: Sequence[int]) -> "BasinSplit":
-        """The split of the runs ``keep`` (indices), e.g. a check over some of the runs."""
-        return BasinSplit(tuple(self.labels[i] for i in keep), self.order, self.shared_stderr)
 
 
 def clopper_pearson(k: int, n: int) -> tuple[float, float]:
@@ -110,10 +106,8 @@ def basin_verdicts(values: Sequence[float], basins: Sequence, comparator: str | 
         idx = [i for i, x in enumerate(basins) if x == b]
         if len(idx) >= 2:
             mean, lo, hi = t_interval(values[i] for i in idx)
-            shared = float((shared_stderr or {}).get(b, 0.0))
-            if shared:
-                hw = math.hypot(max(mean - lo, hi - mean), Z95 * shared)
-                lo, hi = mean - hw, mean + hw
+            lo, hi = widen_for_reference({"measured": mean, "interval": (lo, hi)},
+                                         float((shared_stderr or {}).get(b, 0.0)))["interval"]
             kind = "t95-seeds"
         else:
             i = idx[0]

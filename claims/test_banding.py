@@ -65,7 +65,7 @@ CLAIM = "banding"
 REF = "Lemma 4.1 (eq. 12)"
 EXACT_REL_TOL = 1e-12     # float64 round-off of exactly-zero quantities, relative (project's)
 #: the optimum "in a class": out-of-class share and odd share (project's; docs/settings.md)
-OPTIMUM_SHARE_TOL = 1e-8
+OPTIMUM_SHARE_TOL = _ars.POINT_SHARE_TOL
 #: no out-of-class point lower than the best in-class point: relative gap (the issue's 1e-9)
 OPTIMUM_GAP_TOL = 1e-9
 #: trained layers: out-of-class share (share^2 <= 1 %: 99 % of the squared norm in the class)
@@ -365,7 +365,8 @@ def _trained(setting, s, profile):
     per = [run_banding(r, setting, s, profile) for r in runs]
     mom = _ars.moments_for(setting, s)
     mean_beta = np.mean([p["beta"] for p in per], axis=0)
-    return per, _ars.basins(setting, s, profile), {
+    rb = _ars.basins(setting, s, profile)
+    return per, rb, {
         "seeds": [r.config.seed for r in runs], "lr": runs[0].config.lr, "steps": profile.train_steps,
         "batch": profile.train_batch, "class_per_seed": [p["class"] for p in per],
         "out_of_class_share_per_seed": [p["share"] for p in per],
@@ -373,7 +374,7 @@ def _trained(setting, s, profile):
         "odd_share_per_seed": [p["odd_share"] for p in per],
         "odd_share_of_seed_mean_beta": odd_share(mean_beta, mom.M, s),
         "rel_excess_population_loss_per_seed": [p["excess"] for p in per],
-        **_ars.basins(setting, s, profile).details(),
+        **rb.details(),
         "b_per_run": [p["b"] for p in per], "W_QK_per_run": [p["W_QK"] for p in per],
         "seed0_b": per[0]["b"], "seed0_W_QK": per[0]["W_QK"], "moments": mom.method}
 

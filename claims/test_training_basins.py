@@ -83,11 +83,7 @@ def _batch_ratio_stderr(mom, beta_a, beta_b) -> float:
     (setting d); 0 for exact moments."""
     if mom.batches is None:
         return 0.0
-    Mb, cb, vb = mom.batches
-
-    def lb(beta):
-        return 0.5 * np.einsum("i,bij,j->b", beta, Mb, beta) - cb @ beta + 0.5 * vb
-    r = lb(beta_a) / lb(beta_b)
+    r = mom.batch_losses(beta_a) / mom.batch_losses(beta_b)
     return float(r.std(ddof=1) / np.sqrt(r.size))
 
 

@@ -393,9 +393,7 @@ def population_optimum(moments: PopulationMoments, seed: int, *, starts: int = 3
         cV, cQ = _weights(cb.theta, s)
         ex_se = 0.0
         if mom.batches is not None:
-            Mb, cbat, vb = mom.batches
-            d_beta = (beta_from_weights(cV, cQ), beta)
-            lb = [0.5 * np.einsum("i,bij,j->b", x, Mb, x) - cbat @ x + 0.5 * vb for x in d_beta]
+            lb = [mom.batch_losses(x) for x in (beta_from_weights(cV, cQ), beta)]
             ex_se = float((lb[0] - lb[1]).std(ddof=1) / np.sqrt(lb[0].size))
         twins[name] = ClassOptimum(
             cls=name, loss=cb.loss, W_V=cV, W_QK=cQ, grad_norm=cb.grad, n_at_optimum=cat,

@@ -260,13 +260,20 @@ class PopulationMoments:
     def loss(self, beta) -> np.ndarray:
         return population_loss(beta, self.M, self.c, self.v)
 
+    def batch_losses(self, beta) -> np.ndarray:
+        """L(beta) on each of the B batch means of Monte Carlo moments, (B,); ValueError for
+        exact moments, which have no batches."""
+        if self.batches is None:
+            raise ValueError(f"moments of method {self.method!r} have no batches")
+        Mb, cb, vb = self.batches
+        beta = np.asarray(beta, dtype=float)
+        return 0.5 * np.einsum("i,bij,j->b", beta, Mb, beta) - cb @ beta + 0.5 * vb
+
     def loss_stderr(self, beta) -> float:
         """Monte Carlo standard error of L(beta): sd of the B batch losses / sqrt(B); 0 if exact."""
         if self.batches is None:
             return 0.0
-        Mb, cb, vb = self.batches
-        beta = np.asarray(beta, dtype=float)
-        lb = 0.5 * np.einsum("i,bij,j->b", beta, Mb, beta) - cb @ beta + 0.5 * vb
+        lb = self.batch_losses(beta)
         return float(lb.std(ddof=1) / np.sqrt(lb.size))
 
     def kappa(self) -> float:
