@@ -5,7 +5,9 @@
   ``pytest --profile paper claims`` and ``pytest claims --profile paper`` both work from
   the repository root, and ``pytest tests`` is unaffected (no report without records).
 - Caps BLAS/OpenMP/torch threads to one per pytest-xdist worker, so that ``-n auto`` on a
-  2-core machine runs two single-threaded workers instead of oversubscribing the cores.
+  2-core machine runs two single-threaded workers instead of oversubscribing the cores;
+  imports torch before any test in every process (a late first import of torch, after
+  matplotlib and scipy, crashes).
 - Registers the hypothesis profiles for the unit tests under tests/: ``ci`` (derandomised,
   chosen automatically when the environment variable CI is set) and ``dev`` (random, the
   default); pick one explicitly with ``--hypothesis-profile``.  The claims do not depend
@@ -39,11 +41,14 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 def pytest_configure(config):
+    # torch first, in every process: imported for the first time after matplotlib, PIL and
+    # scipy have loaded their native libraries (a serial `pytest tests` reaches a test that
+    # imports torch late), it fails with "SystemError: ... bad call flags" or a segfault.
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return
     if _WORKER is not None:
-        try:
-            import torch
-        except ImportError:  # pragma: no cover - torch is a hard dependency
-            return
         torch.set_num_threads(1)
         try:
             torch.set_num_interop_threads(1)

@@ -31,7 +31,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["render_figures"]
+__all__ = ["render_figures", "claim_of", "FIGURE_CLAIMS"]
 
 
 def _records(records, claim, *checks):
@@ -115,43 +115,69 @@ def _banding_figure(plt, setting, per_s, path):
 
 
 def _cosine_data(records):
+    """{setting: details of the cos_1-mean record}, with ``paper``: (the paper's cos_1, its
+    tolerance) read back from the trained-cos1 record where there is one (its run values are
+    each seed's mean cos_1 minus the paper's number)."""
     out = {}
     for r in _records(records, "pcg-alignment", "cos_1-mean"):
         d = r.get("details", {})
         if "per_seed" in d and "optimum" in d and isinstance(d["per_seed"], list) \
                 and d["per_seed"] and isinstance(d["per_seed"][0], dict) and "cos_1" in d["per_seed"][0]:
             st, _ = _setting_s(r)
-            out[st] = d
+            out[st] = dict(d)
+    for r in _records(records, "pcg-alignment", "trained-cos1"):
+        st, _ = _setting_s(r)
+        if st in out and r.get("runs") and not (r.get("coords") or {}).get("control"):
+            means = [sd["cos_1"]["mean"] for sd in out[st]["per_seed"]]
+            refs = [m - e["value"] for m, e in zip(means, r["runs"])]
+            out[st]["paper"] = (float(np.median(refs)), float(r["tolerance"]))
     return out
 
 
 def _cosine_figure(plt, setting, d, path):
+    """Per seed (coloured by the basin its run is headed for), the distribution of each
+    candidate cosine over the held-out sequences, the population optimum's in black, and the
+    paper's cos_1 with its tolerance as a line and band."""
     from claims.display import format_value
     names = ("cos_1", "cos_2", "cos_3")
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     edges = np.linspace(-1.0, 1.0, len(d["optimum"]["cos_1"]["hist"]) + 1)
-    mids = 0.5 * (edges[1:] + edges[:-1])
-    width = edges[1] - edges[0]
+    basins = d.get("basin_per_seed") or [None] * len(d["per_seed"])
+    order = list(dict.fromkeys(b for b in basins if b is not None))
     for ax, name in zip(axes, names):
-        seeds = np.array([sd[name]["hist"] for sd in d["per_seed"]], dtype=float)
-        tr = seeds.sum(0) / max(seeds.sum(), 1.0)
+        for i, sd in enumerate(d["per_seed"]):
+            h = np.asarray(sd[name]["hist"], dtype=float)
+            h = h / max(h.sum(), 1.0)
+            b = basins[i] if i < len(basins) else None
+            color = f"C{order.index(b) % 10}" if b in order else "C0"
+            ax.step(edges, np.append(h, h[-1]), where="post", color=color, lw=0.9, alpha=0.8)
         op = np.asarray(d["optimum"][name]["hist"], dtype=float)
         op = op / max(op.sum(), 1.0)
-        ax.bar(mids, tr, width=width * 0.9, alpha=0.6, label=f"trained ({len(d['per_seed'])} seeds)")
-        ax.step(edges, np.append(op, op[-1]), where="post", color="black", label="population optimum")
+        ax.step(edges, np.append(op, op[-1]), where="post", color="black", lw=1.6)
+        if name == "cos_1" and d.get("paper"):
+            ref, tol = d["paper"]
+            ax.axvspan(ref - tol, ref + tol, color="goldenrod", alpha=0.25)
+            ax.axvline(ref, color="darkgoldenrod", lw=1.4, ls="--")
         means = [sd[name]["mean"] for sd in d["per_seed"]]
-        ax.set_title(f"{name}: mean {format_value(float(np.mean(means)))}, optimum "
-                     f"{format_value(d['optimum'][name]['mean'])}", fontsize=9)
-        ax.set_xlabel("cosine over held-out sequences")
-    axes[0].legend(fontsize=7, loc="upper left")
-    fig.suptitle(f"PCG alignment, AR(4), setting {setting} (docs/math.md section 6.3)")
+        ax.set_title(f"{name}: seeds' means {format_value(float(min(means)))} to {format_value(float(max(means)))}, "
+                     f"optimum {format_value(d['optimum'][name]['mean'])}", fontsize=8)
+        ax.set_xlabel(f"{name} over held-out sequences", fontsize=8)
+        ax.set_ylabel("share of sequences", fontsize=8)
+        ax.set_yscale("log")
+    handles = [axes[0].plot([], [], color=f"C{i % 10}", label=f"seeds headed for {b}")[0] for i, b in enumerate(order)]
+    handles.append(axes[0].plot([], [], color="black", lw=1.6, label="population optimum")[0])
+    if d.get("paper"):
+        handles.append(axes[0].plot([], [], color="darkgoldenrod", ls="--", label=f"paper: cos_1 = {d['paper'][0]:g} +- {d['paper'][1]:g}")[0])
+    axes[0].legend(handles=handles, fontsize=6, loc="upper left")
+    fig.suptitle(f"PCG alignment, AR(4), setting {setting}: one line per seed (docs/math.md section 6.3)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
 def _kappa_data(records):
-    """(kappa curve details, {setting: (kappa, coefficients per seed, interval of the mean)})."""
+    """(kappa curve details, {setting: (kappa, coefficients per seed, interval of the mean,
+    kappa's own Monte Carlo standard error or None)})."""
     curve = next((r["details"] for r in _records(records, "ar1-optimum", "kappa-vs-T")
                   if "kappa" in r.get("details", {})), None)
     trained = {}
@@ -160,19 +186,46 @@ def _kappa_data(records):
         if r.get("runs") and "kappa" in d and r.get("interval"):
             k = d["kappa"]
             trained[str(_coords(r)["setting"])] = (k, [run["extra"]["coefficient"] for run in r["runs"]],
-                                                   (k * (1 + r["interval"][0]), k * (1 + r["interval"][1])))
+                                                   (k * (1 + r["interval"][0]), k * (1 + r["interval"][1])),
+                                                   d.get("kappa_stderr") or None)
     return curve, trained
 
 
+def _overlaps(curve, tol: float = 0.02) -> list[tuple[str, str, float]]:
+    """Pairs of settings whose kappa curves lie within ``tol`` relative of each other at every
+    T (about a line width at the figure's scale, so drawn on top of each other), with their
+    largest relative difference."""
+    out = []
+    ks = curve["kappa"] if curve else {}
+    names = sorted(ks)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            x, y = np.asarray(ks[a], dtype=float), np.asarray(ks[b], dtype=float)
+            rel = float(np.max(np.abs(x - y) / np.abs(y)))
+            if rel <= tol:
+                out.append((a, b, rel))
+    return out
+
+
 def _kappa_figure(plt, curve, trained, path):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    """Exact kappa against T per setting (a, b, c); setting d's Monte Carlo kappa at T = 30
+    with its 95 % error bar (its only route); the trained coefficients per seed with the
+    interval of their mean; curves that coincide are named in the legend."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
     colors = {"a": "C0", "b": "C1", "c": "C2", "d": "C3"}
+    same = {b: (a, rel) for a, b, rel in _overlaps(curve)}
     if curve:
         for st, vals in curve["kappa"].items():
-            ax.plot(curve["T"], vals, "-o", ms=3, color=colors.get(st), label=f"kappa, setting {st} "
-                    f"({curve.get('methods', {}).get(st, '')})")
-    for i, (st, (k, per, (lo, hi))) in enumerate(sorted(trained.items())):
+            extra = (f"; dashed, on top of {same[st][0]}: at most {100 * same[st][1]:.2g} % apart"
+                     if st in same else "")
+            ax.plot(curve["T"], vals, "-o" if st not in same else "--", ms=3, color=colors.get(st),
+                    label=f"kappa, setting {st} ({curve.get('methods', {}).get(st, '')}{extra})")
+    for i, (st, (k, per, (lo, hi), k_se)) in enumerate(sorted(trained.items())):
         x = 30 + 0.6 * (i - 1.5)
+        if k_se and not (curve and st in curve["kappa"]):
+            ax.errorbar([30.0], [k], yerr=[[1.96 * k_se], [1.96 * k_se]], fmt="D", ms=4, mfc="none",
+                        color=colors.get(st), capsize=4,
+                        label=f"kappa, setting {st} (Monte Carlo, T = 30 only; 95 % error bar)")
         ax.plot([x] * len(per), per, "x", color=colors.get(st), ms=5)
         ax.errorbar([x], [float(np.mean(per))], yerr=[[float(np.mean(per)) - lo], [hi - float(np.mean(per))]],
                     fmt="s", ms=4, color=colors.get(st), capsize=3,
@@ -187,39 +240,96 @@ def _kappa_figure(plt, curve, trained, path):
 
 
 def _seed_rows(records):
-    """{claim: [record, ...]} of the checks with per-seed values."""
+    """{claim: [record, ...]} of the checks with a value per run (seeds) and a tolerance."""
     out: dict = {}
     for r in records:
-        if ((r.get("values") or (r.get("basins") and r.get("runs"))) and r.get("tolerance") not in (None, 0)
-                and r.get("comparator") in ("<=", "<", "abs<=")):
+        vals = r.get("values") or [e.get("value") for e in r.get("runs") or []]
+        if (vals and all(v is not None for v in vals) and r.get("tolerance") is not None
+                and r.get("comparator") in _ALLOWED and r.get("kind") != "reported"):
             out.setdefault(r["claim"], []).append(r)
     return out
 
 
-def _seed_figure(plt, claim, rows, path):
-    """Per-seed values of every trained check of a claim, in units of its tolerance."""
-    lim = 4.0
-    fig, ax = plt.subplots(figsize=(9, 0.32 * len(rows) + 1.4))
-    for i, r in enumerate(rows):
-        tol = float(r["tolerance"])
-        vals = r.get("values") or [e["value"] for e in r["runs"]]      # by basin: every run
-        v = np.clip(np.asarray(vals, dtype=float) / tol, -lim, lim)
-        lo, hi = (np.clip(x / tol, -lim, lim) for x in (r.get("interval") or (r["measured"], r["measured"])))
-        color = {"holds": "C2", "fails": "C3", "inconclusive": "C1", "mixed": "C4"}.get(r["verdict"], "C7")
-        ax.plot([lo, hi], [i, i], "-", color=color, lw=2.5, alpha=0.6)
-        ax.plot(v, [i] * len(v), "o", ms=3, color="black")
-        ax.plot([np.clip(r["measured"] / tol, -lim, lim)], [i], "|", ms=10, color=color)
-    ax.axvspan(-1 if any(r["comparator"] == "abs<=" for r in rows) else -lim, 1, color="0.9", zorder=0)
-    ax.axvline(1, color="0.4", lw=0.8)
-    ax.set_yticks(range(len(rows)), [f"{_where(r)}: {r['label'][:58]}" + (" [control]" if r.get("expect") == "fails" else "")
-                                     for r in rows], fontsize=6)
-    ax.set_xlim(-lim, lim)
-    ax.invert_yaxis()
-    ax.set_xlabel("value / tolerance (shaded: within the tolerance; clipped at +-4); dots: seeds, "
-                  "bar: 95 % interval, colour: verdict", fontsize=7)
-    ax.set_title(f"{claim}: per-seed values of the trained checks against their tolerance", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
+#: the region a value must lie in, by comparator: (low, high) in units of the tolerance's sign
+_ALLOWED = {"<=": lambda t: (-np.inf, t), "<": lambda t: (-np.inf, t), ">=": lambda t: (t, np.inf),
+            ">": lambda t: (t, np.inf), "abs<=": lambda t: (-abs(t), abs(t))}
+#: how far outside the interval-and-tolerance window a run may lie before it is clipped (in
+#: widths of that window)
+CLIP_WIDTHS = 3.0
+
+
+def _seed_panel(ax, r) -> dict:
+    """One check in its native units: each run a dot (coloured by the basin it is headed for
+    where the check is judged by basin), the 95 % interval as a bar coloured by the verdict,
+    the tolerance as a line with the allowed side shaded (one-sided and negative tolerances
+    as written), runs far outside the window clipped to its edge and drawn as triangles.
+    Returns what was drawn: ``{"window", "clipped", "tolerance_lines"}``."""
+    runs = r.get("runs") or []
+    vals = np.asarray(r.get("values") or [e["value"] for e in runs], dtype=float)
+    basin = [(e.get("extra") or {}).get("basin") for e in runs] if r.get("basins") else [None] * vals.size
+    if len(basin) != vals.size:
+        basin = [None] * vals.size
+    tol = float(r["tolerance"])
+    lo_ok, hi_ok = _ALLOWED[r["comparator"]](tol)
+    iv = r.get("interval") or (r["measured"], r["measured"])
+    core = np.array([*iv, r["measured"], tol] + ([-tol] if r["comparator"] == "abs<=" else []), dtype=float)
+    core = core[np.isfinite(core)]
+    span = max(float(np.ptp(core)), abs(tol), 1e-12)
+    window = (float(core.min()) - CLIP_WIDTHS * span, float(core.max()) + CLIP_WIDTHS * span)
+    shown = np.concatenate([core, vals[(vals >= window[0]) & (vals <= window[1])]])
+    pad = 0.08 * max(float(np.ptp(shown)), span)
+    x0, x1 = float(shown.min()) - pad, float(shown.max()) + pad
+    ax.axvspan(max(lo_ok, x0 - span * 10), min(hi_ok, x1 + span * 10), color="0.9", zorder=0)
+    tol_lines = [tol] + ([-tol] if r["comparator"] == "abs<=" else [])
+    for t in tol_lines:
+        ax.axvline(t, color="0.3", lw=0.9, ls="--")
+    names = list(dict.fromkeys(b for b in basin if b is not None))
+    clipped = 0
+    for k, v in enumerate(vals):
+        y = 1 + (names.index(basin[k]) if basin[k] in names else 0) * 0.35
+        color = f"C{names.index(basin[k]) % 10}" if basin[k] in names else "black"
+        if v < x0 or v > x1:
+            clipped += 1
+            ax.plot([x0 if v < x0 else x1], [y], "<" if v < x0 else ">", ms=6, color=color, mfc="none")
+        else:
+            ax.plot([v], [y], "o", ms=3.5, color=color)
+    vcol = {"holds": "C2", "fails": "C3", "inconclusive": "C1", "mixed": "C4"}.get(r["verdict"], "C7")
+    ax.plot(np.clip(iv, x0, x1), [0, 0], "-", color=vcol, lw=3, alpha=0.7)
+    ax.plot([np.clip(r["measured"], x0, x1)], [0], "|", ms=10, color=vcol)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(-0.6, 1.6 + 0.35 * max(len(names) - 1, 0))
+    ax.set_yticks([])
+    ax.tick_params(labelsize=6)
+    ctl = " [control]" if r.get("expect") == "fails" else ""
+    ax.set_title(f"{_where(r)}: {r['check']}{ctl} -- {r['verdict']}", fontsize=7)
+    ax.set_xlabel(_wrap(r["label"], 60) + (f"\n{clipped} run(s) beyond the axis (triangles)" if clipped else ""),
+                  fontsize=6)
+    if names:
+        ax.legend(handles=[ax.plot([], [], "o", color=f"C{i % 10}", label=n)[0] for i, n in enumerate(names)],
+                  fontsize=5, loc="upper right", frameon=False)
+    return {"window": (x0, x1), "clipped": clipped, "tolerance_lines": tol_lines}
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+    return "\n".join(textwrap.wrap(str(text), width))
+
+
+def _seed_figure(plt, claim, rows, path, cols: int = 3):
+    """Every trained check of a claim, one panel each (:func:`_seed_panel`)."""
+    n = len(rows)
+    nr = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 1.9 * nr + 0.8), squeeze=False)
+    for ax, r in zip(axes.flat, rows):
+        _seed_panel(ax, r)
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.suptitle(_wrap(f"{claim}: each run's value (dots; coloured by basin where judged by basin), the 95 % "
+                       "interval (bar, coloured by verdict: green holds, red fails, orange inconclusive, "
+                       "violet mixed) and the tolerance (dashed; shaded: allowed), in the check's own units",
+                       150), fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.savefig(path, dpi=80)
     plt.close(fig)
 
 
@@ -281,28 +391,44 @@ def _parity_figure(plt, rows, path):
     plt.close(fig)
 
 
+#: the spectral-shift figure's axis stops at this multiple of the filter's MSE; rows above are
+#: drawn as triangles on the edge (a deep stack's MSE is heavy-tailed out of distribution)
+SHIFT_CLIP = 100.0
+
+
 def _shift_figure(plt, rows, path):
-    """MSE / MSE(Kalman) against the spectral radius, per method (spectral-shift)."""
-    fig, ax = plt.subplots(figsize=(7, 4))
+    """MSE / MSE(Kalman) against the spectral radius, per method (spectral-shift): stacks as
+    the median over seeds, the axis clipped at :data:`SHIFT_CLIP` (said on the figure; rows
+    beyond it as triangles on the edge).  Returns the number of clipped points."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
     series: dict = {}
     stacks = {name for c, name, *_ in rows if c.get("layers") is not None}     # one row per seed
     for c, name, v, iv in rows:
         series.setdefault(name, []).append((float(c["radius"]), v))
-    for name, pts in sorted(series.items()):
+    clipped = 0
+    for i, (name, pts) in enumerate(sorted(series.items())):
         pts.sort()
         rs = sorted({p[0] for p in pts})
-        ys = [float(np.mean([p[1] for p in pts if p[0] == r])) for r in rs]
-        ax.plot(rs, ys, "-o", ms=3, label=name + (" (mean over seeds)" if name in stacks else ""))
+        ys = np.array([float(np.median([p[1] for p in pts if p[0] == r])) for r in rs])
+        over = ys > SHIFT_CLIP
+        clipped += int(over.sum())
+        line, = ax.plot(rs, np.minimum(ys, SHIFT_CLIP), "-o", ms=3,
+                        label=name + (" (median over seeds)" if name in stacks else ""))
+        if over.any():
+            ax.plot(np.asarray(rs)[over], [SHIFT_CLIP] * int(over.sum()), "^", ms=7, color=line.get_color())
     ax.axhline(1.0, color="black", lw=0.8)
     ax.axvline(0.9, color="0.6", ls=":", lw=1)
-    ax.set_yscale("log")                     # a deep stack can blow up out of distribution
+    ax.set_yscale("log")
+    ax.set_ylim(top=SHIFT_CLIP * 1.5)
     ax.set_xlabel("spectral radius r of the test systems (trained at 0.9)")
     ax.set_ylabel("MSE / MSE(Kalman filter)")
-    ax.legend(fontsize=6)
-    ax.set_title("spectral shift: setting a, lambda ~ U[-r, r]", fontsize=9)
+    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title(f"spectral shift: setting a, lambda ~ U[-r, r]; axis clipped at {SHIFT_CLIP:g} x the filter "
+                 f"({clipped} point(s) above, triangles)", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+    return clipped
 
 
 def _depth_figure(plt, records, path):
@@ -315,28 +441,32 @@ def _depth_figure(plt, records, path):
         c = _coords(r)
         name = f"L={c['layers']} (mean over seeds)" if c.get("layers") is not None else names[c["variant"]]
         depth_of[name] = c.get("layers")
-        pts.setdefault(name, []).append((c["T"], float(r["measured"])))
+        iv = r.get("interval")
+        pts.setdefault(name, []).append((c["T"], float(r["measured"]), tuple(iv) if iv else None))
     if not pts:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 4.0))
     for name, p in sorted(pts.items()):
-        p.sort()
-        a1.plot([x[0] for x in p], [x[1] for x in p], "-o", ms=3, label=name)
+        p.sort(key=lambda x: x[0])
+        err = np.array([[x[1] - x[2][0], x[2][1] - x[1]] if x[2] else [0.0, 0.0] for x in p]).T
+        a1.errorbar([x[0] for x in p], [x[1] for x in p], yerr=np.clip(err, 0, None), fmt="-o", ms=3,
+                    capsize=2, label=name)
     a1.set_xscale("log")
     a1.set_xlabel("T")
-    a1.set_ylabel("MSE / var(y_T)")
-    a1.legend(fontsize=6)
+    has_iv = any(x[2] for p in pts.values() for x in p)
+    a1.set_ylabel("MSE / var(y_T)" + (" (bars: 95 % intervals)" if has_iv else " (no intervals recorded)"))
+    a1.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     a1.set_title("against T", fontsize=9)
     Ts = sorted({x[0] for p in pts.values() for x in p})
     for T in Ts:
         depth = sorted((depth_of[n], v) for n, p in pts.items() if depth_of[n] is not None
-                       for t, v in p if t == T)
+                       for t, v, _ in p if t == T)
         if depth:
             a2.plot([d for d, _ in depth], [v for _, v in depth], "-o", ms=3, label=f"T = {T}")
     a2.set_xlabel("depth L")
     a2.set_xticks([1, 2, 4])
-    a2.legend(fontsize=6)
+    a2.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     a2.set_title("against depth", fontsize=9)
     fig.suptitle("depth: stacks of linear attention layers (s = 2, setting a)", fontsize=9)
     fig.tight_layout()
@@ -351,14 +481,25 @@ def _position_figure(plt, records, path):
     if d is None:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    allv = np.concatenate([np.asarray(v, dtype=float) for v in d["mse"].values()])
+    allv = allv[np.isfinite(allv) & (allv > 0)]
+    top = float(np.quantile(allv, 0.95)) * 3.0        # one early-position spike must not squeeze the rest
+    clipped = 0
     for name, v in d["mse"].items():
-        ax.plot(d["t"], v, "-", label=name)
+        v = np.asarray(v, dtype=float)
+        over = v > top
+        clipped += int(over.sum())
+        line, = ax.plot(d["t"], np.minimum(v, top), "-", label=name)
+        if over.any():
+            ax.plot(np.asarray(d["t"])[over], [top] * int(over.sum()), "^", ms=6, color=line.get_color())
     ax.set_xlabel("position t (predicting y_t from y_1..y_(t-1))")
     ax.set_ylabel("MSE")
     ax.set_yscale("log")
+    ax.set_ylim(top=top * 1.3)
     ax.legend(fontsize=7)
-    ax.set_title(f"per-position MSE, setting a ({d.get('sequences')} held-out sequences)", fontsize=9)
+    ax.set_title(f"per-position MSE, setting a ({d.get('sequences')} held-out sequences); axis clipped at 3 x "
+                 f"the 95th percentile ({clipped} point(s) above, triangles)", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -404,6 +545,28 @@ def _basin_figure(plt, setting, per_s, path, top: int = 7):
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
+
+
+#: the claim each figure belongs to, by the figure's file name (``seeds-<claim>.png`` names
+#: its own); the HTML report places a figure in its claim's section.
+FIGURE_CLAIMS = {"kappa": "ar1-optimum", "banding": "banding", "cosines": "pcg-alignment",
+                 "kalman-parity": "kalman-parity", "spectral-shift": "spectral-shift", "depth": "depth",
+                 "basins": "training-basins", "per-position": "kalman-parity"}
+
+
+def claim_of(path) -> str | None:
+    """The claim of a figure file drawn by :func:`render_figures` (None for an unknown name).
+
+    >>> claim_of("figures/seeds-banding.png"), claim_of("cosines-a.png"), claim_of("x.png")
+    ('banding', 'pcg-alignment', None)
+    """
+    stem = Path(path).stem
+    if stem.startswith("seeds-"):
+        return stem[len("seeds-"):]
+    for prefix in sorted(FIGURE_CLAIMS, key=len, reverse=True):
+        if stem == prefix or stem.startswith(prefix + "-"):
+            return FIGURE_CLAIMS[prefix]
+    return None
 
 
 def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Path]]:

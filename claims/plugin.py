@@ -66,7 +66,7 @@ from claims.collect import RecordCollector, mark_strict_xpass
 from claims.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
 from claims import runopts
 from claims.records import ClaimRecorder, duplicate_ids
-from claims.report import environment, render_terminal, write_reports
+from claims.report import environment, provenance, render_terminal, write_reports
 
 _PLUGIN_NAME = "claims-harness"
 _PLUGIN_KEY = pytest.StashKey["ClaimsPlugin"]()
@@ -169,7 +169,8 @@ class ClaimsPlugin:
             self.written = write_reports(self.records, self.report_dir(),
                                          self.profile.as_dict(),
                                          run=self.run_options.as_dict(),
-                                         environment=environment(time.time() - self.started))
+                                         environment=environment(time.time() - self.started),
+                                         provenance=provenance(self.profile.name, self.run_options.as_dict()))
         except OSError as exc:
             self.write_error = f"could not write the claims report: {exc}"
 

@@ -1,21 +1,25 @@
-r"""The README's verdict tables, rendered from the published runs (docs/results/*.json).
+r"""The README's findings and the full verdict tables, rendered from the published runs
+(docs/results/quick.json and paper.json).
 
-``python -m claims.readme`` rewrites the block between the markers
+``python -m claims.readme`` rewrites
 
-    <!-- verdicts:start -->  ...  <!-- verdicts:end -->
+- the block between the markers ``<!-- findings:start -->`` and ``<!-- findings:end -->``
+  of README.md: the findings table of claims/findings.py (one row per statement of the
+  sources, its outcome in plain words in the paper profile and the quick profile, its
+  weakest check), and
+- ``docs/results/verdicts.md``: per claim, a section (its statements and their outcomes,
+  the summary line of each profile, and one table of every check whose verdict rests on
+  an interval or that does not hold -- the measured value, its interval, the criterion
+  with whose tolerance it is, and the verdict, quick and paper side by side; the exact
+  checks that hold are counted in the summary lines and listed in the published reports).
 
-of README.md from ``docs/results/quick.json`` and ``docs/results/paper.json``;
-``python -m claims.readme --check`` exits 1 (printing a diff) when the committed block is
-not what they render to, which ``tests/test_readme.py`` asserts, so the README never
-drifts from the published results.  The block holds, per claim, the summary line of each
-profile, and one table of every check whose verdict rests on an interval or that does
-not hold (the exact checks that hold are counted in the summary lines and listed in the
-published reports): the measured value, its interval, the criterion with whose
-tolerance it is, and the verdict, quick and paper side by side.
+``python -m claims.readme --check`` exits 1 (printing a diff) when either committed text
+is not what the runs render to, which ``tests/test_readme.py`` asserts, so neither drifts
+from the published results.
 
 >>> q = {"summary": {"claims": {"x": {"line": "x: 1 check, 1 holds"}}}, "records": [],
 ...      "environment": {"torch": "2.13.0"}, "generated": "2026-01-01"}
->>> "**x**: quick: 1 check, 1 holds" in render_block(q, None)
+>>> "- quick: 1 check, 1 holds" in render_verdicts(q, None)
 True
 """
 from __future__ import annotations
@@ -29,16 +33,19 @@ from typing import Mapping
 
 from claims.compare import current
 from claims.display import format_basis, format_criterion, format_interval, format_value
+from claims.findings import findings, render_findings
+from claims.headlines import headlines_of
 from claims.records import Coords
 
-__all__ = ["START", "END", "render_block", "replace_block", "main"]
+__all__ = ["START", "END", "render_block", "render_verdicts", "replace_block", "main"]
 
-START = "<!-- verdicts:start -->"
-END = "<!-- verdicts:end -->"
+START = "<!-- findings:start -->"
+END = "<!-- findings:end -->"
 ROOT = Path(__file__).resolve().parents[1]
 #: claims whose reported rows get a table of their own (descriptive tables, no verdict).
 REPORTED_TABLES = ("training-sensitivity",)
 RESULTS = ROOT / "docs" / "results"
+VERDICTS = "verdicts.md"
 
 
 def _md(s) -> str:
@@ -85,38 +92,74 @@ def _env_line(name: str, p: Mapping) -> str:
 
 
 def render_block(quick: Mapping, paper: Mapping | None) -> str:
-    """The README block (without the markers) for the two published reports."""
-    runs = [("quick", quick)] + ([("paper", paper)] if paper else [])
+    """README.md's findings block (without the markers): the findings table of the paper
+    profile with the quick profile beside it (the quick profile alone when there is no
+    paper run), and the runs it is rendered from."""
+    runs = [("paper", paper), ("quick", quick)] if paper else [("quick", quick)]
     out = ["Rendered by `python -m claims.readme` from the published runs; do not edit by hand.", ""]
+    out += [render_findings(runs[0][1], runs[1][1] if len(runs) > 1 else None,
+                            names=tuple(n for n, _ in runs) + ("",) * (2 - len(runs)))]
+    out += [_env_line(name, p) for name, p in runs]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _statements(c: str, runs) -> list[str]:
+    """The claim's statements with their outcome in each run."""
+    per = [{f.headline: f for f in findings(p) if f.headline.claim == c} for _, p in runs]
+    out = []
+    for h in headlines_of(c):
+        res = "; ".join(f"{name}: **{f[h].outcome}** ({f[h].counts_text()})" for (name, _), f in zip(runs, per))
+        out.append(f"- {h.statement} ({h.source}) -- {res}")
+    return out
+
+
+def render_verdicts(quick: Mapping, paper: Mapping | None) -> str:
+    """docs/results/verdicts.md for the two published reports: a section per claim."""
+    runs = [("quick", quick)] + ([("paper", paper)] if paper else [])
+    out = ["# Verdicts of the published runs", "",
+           "Rendered by `python -m claims.readme` from the published runs; do not edit by hand.  "
+           "README.md's findings table links here; docs/results/README.md describes the runs' fields.  "
+           "A row per check whose verdict rests on an interval, or that does not hold (a negative "
+           "control is expected to fail); the exact checks that hold are counted in the summary "
+           "lines and listed in the reports.  Verdicts: `holds` (the whole interval inside the "
+           "tolerance), `fails` (entirely outside), `inconclusive` (it straddles the tolerance), "
+           "`mixed` (runs in basins that hold and in basins that fail; docs/settings.md, \"Verdicts "
+           "by basin\"); \"(xfail)\" marks a known non-reproduction.", ""]
     out += [_env_line(name, p) for name, p in runs] + [""]
     claims = sorted(set().union(*[set((p.get("summary") or {}).get("claims", {})) for _, p in runs]))
-    for c in claims:
-        out.append(f"- **{c}**: " + "; ".join(
-            f"{name}: {((p.get('summary') or {}).get('claims', {}).get(c) or {}).get('line', '-').split(': ', 1)[-1]}"
-            for name, p in runs))
-    out.append("")
     keyed = [{r["check_id"]: r for r in p.get("records", [])} for _, p in runs]
-    keys = []
-    for table in keyed:
-        keys += [k for k, r in table.items() if _listed(r) and k not in keys]
-    if keys:
-        head = ["check_id", "where", "label", "criterion (tolerance by)"] + [name for name, _ in runs]
-        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        for k in keys:
-            r0 = next(t[k] for t in keyed if k in t)
-            ctl = " [control: must fail]" if r0.get("expect") == "fails" else ""
-            row = [f"`{r0['check_id']}`", _where(r0), r0["label"] + ctl,
-                   f"{format_criterion(r0.get('comparator'), r0.get('tolerance'))} ({r0.get('tolerance_source')})"]
-            row += [_cell(t.get(k)) for t in keyed]
-            out.append("| " + " | ".join(_md(c) for c in row) + " |")
-    for c in REPORTED_TABLES:
-        rows = [(name, r) for name, p in runs for r in p.get("records", [])
-                if r["claim"] == c and r.get("kind") == "reported"]
-        if rows:
-            out += ["", f"`{c}` ({', '.join(sorted({name for name, _ in rows}))} profile; reported rows, "
-                        "no verdict):", "", "| where | row | value |", "|---|---|---|"]
-            out += [f"| {_md(_where(r))} | {_md(r['label'])} | "
-                    f"{_md(format_value(r['measured']))} |" for _, r in rows]
+    for c in claims:
+        out += [f"## {c}", ""]
+        st = _statements(c, runs)
+        if st:
+            out += ["Statements of the sources and their outcome (claims/findings.py):", ""] + st + [""]
+        for name, p in runs:
+            line = ((p.get("summary") or {}).get("claims", {}).get(c) or {}).get("line", "-").split(": ", 1)[-1]
+            out.append(f"- {name}: {line}")
+        out.append("")
+        keys = []
+        for table in keyed:
+            keys += [k for k, r in table.items() if r["claim"] == c and _listed(r) and k not in keys]
+        if keys:
+            head = ["check_id", "where", "label", "criterion (tolerance by)"] + [name for name, _ in runs]
+            out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            for k in keys:
+                r0 = next(t[k] for t in keyed if k in t)
+                ctl = " [control: must fail]" if r0.get("expect") == "fails" else ""
+                row = [f"`{r0['check_id']}`", _where(r0), r0["label"] + ctl,
+                       f"{format_criterion(r0.get('comparator'), r0.get('tolerance'))} ({r0.get('tolerance_source')})"]
+                row += [_cell(t.get(k)) for t in keyed]
+                out.append("| " + " | ".join(_md(x) for x in row) + " |")
+            out.append("")
+        if c in REPORTED_TABLES:
+            rows = [(name, r) for name, p in runs for r in p.get("records", [])
+                    if r["claim"] == c and r.get("kind") == "reported"]
+            if rows:
+                out += [f"Reported rows ({', '.join(sorted({name for name, _ in rows}))} profile; no verdict):",
+                        "", "| where | row | value |", "|---|---|---|"]
+                out += [f"| {_md(_where(r))} | {_md(r['label'])} | "
+                        f"{_md(format_value(r['measured']))} |" for _, r in rows]
+                out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -133,33 +176,44 @@ def _load(path: Path):
     return current(json.loads(path.read_text(encoding="utf-8")), str(path)) if path.is_file() else None
 
 
+def _diff(old: str, new: str, name: str) -> bool:
+    if new != old:
+        sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                   f"{name} (committed)", f"{name} (rendered)"))
+    return new != old
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m claims.readme",
-                                description="Render README.md's verdict tables from docs/results/*.json.")
-    p.add_argument("--check", action="store_true", help="exit 1 if README.md is not up to date")
+                                description="Render README.md's findings and docs/results/verdicts.md "
+                                            "from docs/results/*.json.")
+    p.add_argument("--check", action="store_true", help="exit 1 if either is not up to date")
     p.add_argument("--readme", default=str(ROOT / "README.md"), help="the README to render into")
     p.add_argument("--results", default=str(RESULTS), help="folder of quick.json and paper.json")
+    p.add_argument("--verdicts", default=None, help=f"the verdict tables to write (default RESULTS/{VERDICTS})")
     args = p.parse_args(argv)
     quick = _load(Path(args.results) / "quick.json")
     if quick is None:
         print(f"claims.readme: {args.results}/quick.json is missing", file=sys.stderr)
         return 2
-    block = render_block(quick, _load(Path(args.results) / "paper.json"))
+    paper = _load(Path(args.results) / "paper.json")
     readme = Path(args.readme)
+    verdicts = Path(args.verdicts) if args.verdicts else Path(args.results) / VERDICTS
     old = readme.read_text(encoding="utf-8")
     try:
-        new = replace_block(old, block)
+        new = replace_block(old, render_block(quick, paper))
     except ValueError as exc:
         print(f"claims.readme: {exc}", file=sys.stderr)
         return 2
+    old_v = verdicts.read_text(encoding="utf-8") if verdicts.is_file() else ""
+    new_v = render_verdicts(quick, paper)
     if args.check:
-        if new != old:
-            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
-                                                       "README.md (committed)", "README.md (rendered)"))
-            return 1
-        return 0
+        stale = [_diff(old, new, "README.md"), _diff(old_v, new_v, str(verdicts.name))]
+        return int(any(stale))
     if new != old:
         readme.write_text(new, encoding="utf-8")
+    if new_v != old_v:
+        verdicts.write_text(new_v, encoding="utf-8")
     return 0
 
 

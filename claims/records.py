@@ -660,8 +660,8 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
             raise ValueError("values must be the n_seeds numbers behind a 't95-seeds' interval")
     runs = run_entries(runs, values, m, details, run_values, run_stderr)
     if basin_field is not None:
-        for e, label in zip(runs, basins.labels):
-            e.extra["basin"] = label
+        for e, name in zip(runs, basins.labels):
+            e.extra["basin"] = name
     rec = ClaimRecord(
         check_id=check_id(claim, check, coords), claim=claim, check=check, coords=coords,
         label=label.strip(), paper_ref=paper_ref.strip(), kind=kind, measured=m, interval=iv,

@@ -319,9 +319,47 @@ def environment(wall_seconds: float | None = None) -> dict:
     return env
 
 
+def provenance(profile: str | None = None, run: Mapping | None = None, argv=None,
+               root: str | os.PathLike | None = None) -> dict:
+    """What produced a run, for a reader who wants to reproduce it: the git commit of the
+    checkout the claims ran from and whether it had uncommitted changes (``dirty``; both
+    None outside a git checkout), the command that reproduces the run (the profile and the
+    run options as ``pytest claims`` options) and the command line as it was invoked.
+
+    >>> provenance("paper", {"hypothesis_draws": "random"}, argv=["pytest"], root="/")["command"]
+    'pytest claims -n auto --profile paper --claims-random'
+    """
+    import subprocess
+    import sys
+
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
+
+    def git(*args):
+        try:
+            out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout if out.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain") if commit else None
+    command = "pytest claims -n auto"
+    if profile and profile != "quick":
+        command += f" --profile {profile}"
+    run = run or {}
+    if run.get("hypothesis_draws") == "random":
+        command += " --claims-random"
+    if run.get("retrain"):
+        command += " --retrain"
+    return {"commit": commit.strip() if commit else None,
+            "dirty": None if status is None else bool(status.strip()),
+            "command": command,
+            "argv": " ".join(argv if argv is not None else sys.argv)}
+
+
 def report_payload(records: list[Mapping], profile: Mapping | None,
                    generated: str | None = None, run: Mapping | None = None,
-                   environment: Mapping | None = None) -> dict:
+                   environment: Mapping | None = None, provenance: Mapping | None = None) -> dict:
     """The object written to ``claims.json`` (schema :data:`SCHEMA`: records with their
     identity and coordinates, intervals, inconclusive checks, run options, the
     environment, per-run entries; docs/results/README.md)."""
@@ -333,6 +371,7 @@ def report_payload(records: list[Mapping], profile: Mapping | None,
         "profile": dict(profile) if profile else None,
         "run": dict(run) if run else None,
         "environment": dict(environment) if environment else None,
+        "provenance": dict(provenance) if provenance else None,
         "summary": {"total": summary["total"],
                     "claims": {k: dict(v, line=lines[k]) for k, v in summary["claims"].items()},
                     "line": lines["total"],
@@ -360,11 +399,12 @@ def _now() -> str:
 
 def write_reports(records: list[Mapping], directory: str | os.PathLike,
                   profile: Mapping | None = None, generated: str | None = None,
-                  run: Mapping | None = None, environment: Mapping | None = None) -> tuple[Path, Path]:
+                  run: Mapping | None = None, environment: Mapping | None = None,
+                  provenance: Mapping | None = None) -> tuple[Path, Path]:
     """Write ``claims.json`` into ``directory`` and render it there (:func:`render_report`:
     figures, ``claims.md``, ``index.html``); returns the paths of claims.json and claims.md."""
     records = sort_records(records)
-    payload = report_payload(records, profile, generated or _now(), run, environment)
+    payload = report_payload(records, profile, generated or _now(), run, environment, provenance)
     directory = Path(directory)
     j = atomic_write_text(directory / "claims.json",
                           json.dumps(_json_safe(payload), indent=2, allow_nan=False) + "\n")

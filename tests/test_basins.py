@@ -105,6 +105,7 @@ def test_a_record_judged_by_basin_headlines_its_largest_basin_and_keeps_every_ba
     assert rec.basins["all_runs_mean"] == pytest.approx(np.mean(values))
     assert rec.basins["holding_share"] == pytest.approx(3 / 8)
     assert [e.extra["basin"] for e in rec.runs] == labels and [e.value for e in rec.runs] == values
+    assert rec.label == "odd share"                          # not a basin's name
     assert "seeds will not decide it" in rec.decide and "3 of 8" in rec.decide
     control = make_record(**CHECK, runs=RUNS, run_values=values, basins=BasinSplit(labels, ("in", "out")),
                           expect="fails")

@@ -70,3 +70,141 @@ def test_report_links_the_figures(tmp_path):
     assert "## Figures" in md and "(figures/banding-a.png)" in md and "(figures/cosines-b.png)" in md
     assert (tmp_path / "figures" / "banding-a.png").is_file()
     assert json.loads(j.read_text())["records"]
+
+
+# --------------------------------------------------------------------------- what the figures draw
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as _plt  # noqa: E402
+import pytest  # noqa: E402
+
+from claims import figures  # noqa: E402
+
+
+class _Keep:
+    """``plt`` for a figure function that keeps the figure open (its ``close`` records it)."""
+
+    def __init__(self):
+        self.figs = []
+
+    def __getattr__(self, name):
+        return getattr(_plt, name)
+
+    def close(self, fig=None):
+        self.figs.append(fig)
+
+
+def _trained(check, setting, values, tol, comparator, verdict=None, basins=None):
+    """A trained check as claims.records builds it: per-seed values, or runs judged by basin."""
+    from claims.basins import BasinSplit
+    from claims.records import RunRef
+    runs = [RunRef(f"ars/{setting}/s=2/seed={i}", i) for i in range(len(values))]
+    kw = dict(claim="demo", check=check, paper_ref="ref", label="a long label of what was measured",
+              setting=setting, s=2, tolerance=tol, comparator=comparator, tolerance_source="project")
+    if basins:
+        return make_record(**kw, runs=runs, run_values=values,
+                           basins=BasinSplit(basins, tuple(dict.fromkeys(basins)))).to_dict()
+    from claims.stats import seed_fields
+    return make_record(**kw, runs=runs, **seed_fields(values)).to_dict()
+
+
+def _vlines(ax):
+    return sorted(float(line.get_xdata()[0]) for line in ax.lines
+                  if len(line.get_xdata()) == 2 and line.get_xdata()[0] == line.get_xdata()[1]
+                  and line.get_linestyle() == "--")
+
+
+def test_seed_panel_draws_native_units_and_a_negative_one_sided_tolerance_on_its_allowed_side():
+    fig, ax = _plt.subplots()
+    r = _trained("excess", "a", [-0.30, -0.25, -0.28], -0.1, "<=")
+    assert r["verdict"] == "holds"
+    drawn = figures._seed_panel(ax, r)
+    assert _vlines(ax) == [-0.1] and drawn["tolerance_lines"] == [-0.1]
+    (span,) = ax.patches                                    # the allowed side, shaded
+    x0, x1 = sorted((span.get_x(), span.get_x() + span.get_width()))
+    assert x1 == pytest.approx(-0.1) and x0 < -0.3
+    dots = [float(line.get_xdata()[0]) for line in ax.lines if line.get_marker() == "o" and len(line.get_xdata())]
+    assert sorted(dots) == pytest.approx([-0.30, -0.28, -0.25])          # native units, not / tolerance
+    assert "a, s=2" in ax.get_title() and "excess" in ax.get_title() and "holds" in ax.get_title()
+    _plt.close(fig)
+
+
+def test_seed_panel_two_sided_tolerance_and_clipped_runs_are_marked():
+    fig, ax = _plt.subplots()
+    r = _trained("coef", "b", [0.001, -0.002, 0.003, 0.0, 5.0], 0.01, "abs<=",
+                 basins=["opt", "opt", "opt", "opt", "far"])     # the far run is outside the headline's window
+    drawn = figures._seed_panel(ax, r)
+    assert _vlines(ax) == [-0.01, 0.01]
+    assert drawn["clipped"] == 1 and drawn["window"][1] < 5.0
+    assert any(line.get_marker() == ">" for line in ax.lines)
+    assert "1 run(s) beyond the axis" in ax.get_xaxis().get_label().get_text()
+    _plt.close(fig)
+
+
+def test_seed_panel_colours_runs_by_basin():
+    fig, ax = _plt.subplots()
+    r = _trained("odd", "a", [0.002, 0.02, 0.003, 0.021], 0.01, "<=", basins=["opt", "far", "opt", "far"])
+    figures._seed_panel(ax, r)
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["opt", "far"]
+    colours = {float(line.get_xdata()[0]): line.get_color() for line in ax.lines
+               if line.get_marker() == "o" and len(line.get_xdata())}
+    assert colours[0.002] == colours[0.003] != colours[0.02] == colours[0.021]
+    _plt.close(fig)
+
+
+def test_cosine_figure_draws_each_seed_and_the_papers_number_read_from_the_records(tmp_path):
+    hist = lambda k: {"mean": 0.5 + 0.1 * k, "hist": [1 + k] * 20}
+    per_seed = [{"cos_1": hist(k), "cos_2": hist(k), "cos_3": hist(k)} for k in range(3)]
+    d = {"per_seed": per_seed, "optimum": per_seed[0], "basin_per_seed": ["opt", "far", "opt"]}
+    cos = _rec("cos_1-mean", "a", 4, d, claim="pcg-alignment")
+    from claims.basins import BasinSplit
+    from claims.records import RunRef
+    trained = make_record(claim="pcg-alignment", check="trained-cos1", paper_ref="r", label="m", setting="a", s=4,
+                          runs=[RunRef(f"ars/a/s=4/seed={k}", k) for k in range(3)],
+                          run_values=[0.5 + 0.1 * k - 0.88 for k in range(3)], tolerance=0.05,
+                          basins=BasinSplit(["opt", "far", "opt"], ("opt", "far")),
+                          comparator="abs<=", tolerance_source="paper").to_dict()
+    data = figures._cosine_data([cos, trained])
+    assert data["a"]["paper"] == pytest.approx((0.88, 0.05))
+    keep = _Keep()
+    figures._cosine_figure(keep, "a", data["a"], tmp_path / "c.png")
+    ax = keep.figs[0].axes[0]
+    assert _vlines(ax) == [pytest.approx(0.88)]
+    assert sum(1 for line in ax.lines if line.get_drawstyle() == "steps-post") == 4     # 3 seeds + optimum
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "paper: cos_1 = 0.88 +- 0.05" in legend and "seeds headed for far" in legend
+    _plt.close(keep.figs[0])
+
+
+def test_kappa_figure_names_overlapping_curves_and_draws_setting_d_with_its_error_bar(tmp_path):
+    curve = {"T": [10, 20, 30], "kappa": {"a": [0.1, 0.2, 0.3], "c": [0.1001, 0.2002, 0.3003], "b": [0.05, 0.06, 0.07]},
+             "methods": {"a": "exact-rational", "b": "quadrature", "c": "quadrature"}}
+    assert figures._overlaps(curve) == [("a", "c", pytest.approx(1e-3, rel=1e-2))]
+    trained = {"d": (0.12, [0.121, 0.119, 0.122], (0.118, 0.123), 0.0004)}
+    keep = _Keep()
+    figures._kappa_figure(keep, curve, trained, tmp_path / "k.png")
+    ax = keep.figs[0].axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("setting c" in t and "on top of a" in t for t in legend)
+    assert any("setting d (Monte Carlo, T = 30 only" in t for t in legend)
+    bars = [c for c in ax.containers if hasattr(c, "lines")]
+    seg = bars[0].lines[2][0].get_segments()[0]              # setting d's kappa: 0.12 +- 1.96 SE
+    assert seg[0][1] == pytest.approx(0.12 - 1.96 * 0.0004) and seg[1][1] == pytest.approx(0.12 + 1.96 * 0.0004)
+    _plt.close(keep.figs[0])
+
+
+def test_spectral_shift_axis_is_clipped_and_says_so(tmp_path):
+    rows = [({"radius": r, "layers": 4, "seed": k}, "L=4", v, None)
+            for r, vals in ((0.9, (1.1, 1.2, 1.3)), (1.0, (2.0, 1e120, 1e123))) for k, v in enumerate(vals)]
+    rows += [({"radius": r, "variant": "n4sid"}, "N4SID", 1.05, None) for r in (0.9, 1.0)]
+    keep = _Keep()
+    clipped = figures._shift_figure(keep, rows, tmp_path / "s.png")
+    ax = keep.figs[0].axes[0]
+    assert clipped == 1 and ax.get_ylim()[1] <= 1.5 * figures.SHIFT_CLIP        # the median 1e120 is clipped
+    assert f"clipped at {figures.SHIFT_CLIP:g}" in ax.get_title() and "1 point(s) above" in ax.get_title()
+    assert any(line.get_marker() == "^" for line in ax.lines)
+    assert "L=4 (median over seeds)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    _plt.close(keep.figs[0])
