@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from claims.basins import BasinSplit
+from claims.memo import memoized
 from claims.seeds import rng_for, seed_for
 from theory.mc_moments import trajectory_moments_windows
 from theory.optimum import StationaryPoint, match_point, nearest_stationary_point, population_optimum
@@ -71,8 +72,12 @@ def trained_ars(setting: str, s: int, seed_index: int, profile):
 
 @functools.lru_cache(maxsize=None)
 def _d_moments(m: int = D_TRAJECTORIES) -> dict:
-    return trajectory_moments_windows(LDSFamily("d"), WINDOWS, m, rng_for("ars-moments", "d", m),
-                                      antithetic=True)
+    """Setting d's moments for every window from one antithetic draw (shared on disk between
+    processes, claims/memo.py)."""
+    return memoized("d-moments", ["d", list(WINDOWS), m, seed_for("ars-moments", "d", m)],
+                    ("theory.mc_moments",),
+                    lambda: trajectory_moments_windows(LDSFamily("d"), WINDOWS, m, rng_for("ars-moments", "d", m),
+                                                       antithetic=True))
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,11 +88,19 @@ def moments_for(setting: str, s: int):
     return population_moments(LDSFamily(setting), s)
 
 
+def moments_key(mom) -> list:
+    """What identifies population moments as an input of a memo (claims/memo.py)."""
+    return [mom.s, mom.M, mom.c, float(mom.v), mom.M_se, mom.c_se, float(mom.v_se), mom.method, int(mom.m),
+            None if mom.batches is None else [np.asarray(x) for x in mom.batches]]
+
+
 @functools.lru_cache(maxsize=None)
 def optimum(setting: str, s: int, starts: int):
-    """theory.optimum.population_optimum on :func:`moments_for`, seeded from the claim id."""
-    return population_optimum(moments_for(setting, s), seed_for("banding", "optimum", setting, s),
-                              starts=max(MIN_STARTS, starts))
+    """theory.optimum.population_optimum on :func:`moments_for`, seeded from the claim id
+    (shared on disk between processes, claims/memo.py)."""
+    mom, seed, n = moments_for(setting, s), seed_for("banding", "optimum", setting, s), max(MIN_STARTS, starts)
+    return memoized("optimum", [moments_key(mom), seed, n], ("theory.optimum",),
+                    lambda: population_optimum(mom, seed, starts=n))
 
 
 @functools.lru_cache(maxsize=None)

@@ -3,7 +3,7 @@ r"""Compare two claims reports (claims.json): do two runs of the claims agree?
 Usage::
 
     python -m claims.compare BEFORE.json AFTER.json [--rtol 1e-14]
-        [--ignore-keys generated,test,environment] [--ignore-profile-keys mc_systems,settings_trained]
+        [--ignore-keys generated,test,environment,provenance] [--ignore-profile-keys mc_systems,settings_trained]
         [--key check_id] [--verbose] [--verdicts]
 
 ``--verdicts`` compares only what the reports conclude (each matched record's kind,
@@ -23,8 +23,8 @@ change compare with runs after it.
 
 Two matched records must agree on every key except those of ``--ignore-keys`` (at any
 depth: in the report, in a record, in its ``details``; default: the timestamp
-``generated``, the node id ``test`` and the report's ``environment``, which holds the
-wall time):
+``generated``, the node id ``test``, the report's ``environment``, which holds the
+wall time, and its ``provenance``, which holds the commit and the command line):
 
 - floats (measured values, details): bit-identical, or within ``--rtol`` relative,
   ``|a - b| <= rtol * max(|a|, |b|)`` (default 1e-14);
@@ -66,7 +66,7 @@ from claims.legacy import LEGACY_SCHEMA, upgrade_report
 __all__ = ["DEFAULT_IGNORE_KEYS", "DEFAULT_IGNORE_PROFILE_KEYS", "DEFAULT_KEY", "Comparison",
            "compare_reports", "compare_verdicts", "current", "load_report", "main"]
 
-DEFAULT_IGNORE_KEYS = ("generated", "test", "environment")
+DEFAULT_IGNORE_KEYS = ("generated", "test", "environment", "provenance")
 DEFAULT_IGNORE_PROFILE_KEYS = ("mc_systems", "settings_trained")
 DEFAULT_KEY = ("check_id",)
 DEFAULT_RTOL = 1e-14

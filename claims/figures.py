@@ -114,6 +114,62 @@ def _banding_figure(plt, setting, per_s, path):
     plt.close(fig)
 
 
+def _gallery_data(records):
+    """{setting: {s: {"optimum": (b, W), "runs": [(b, W, basin name), ...]}}}: every trained
+    run's counted weights (claims/test_banding.py stores them in the canonical gauge)."""
+    out: dict = {}
+    for st, per_s in _banding_data(records).items():
+        for s, d in per_s.items():
+            if "optimum" in d:
+                out.setdefault(st, {}).setdefault(s, {})["optimum"] = d["optimum"]
+    for r in _records(records, "banding", "trained-out-of-class-share"):
+        d = r.get("details", {})
+        if "b_per_run" in d and "W_QK_per_run" in d and not (r.get("coords") or {}).get("control"):
+            st, s = _setting_s(r)
+            names = d.get("basin_per_seed") or [None] * len(d["b_per_run"])
+            out.setdefault(st, {}).setdefault(s, {})["runs"] = list(zip(d["b_per_run"], d["W_QK_per_run"], names))
+    return {st: v for st, v in out.items() if any("runs" in x for x in v.values())}
+
+
+def _gallery_figure(plt, setting, per_s, path):
+    """Every run's b and W_QK beside the population optimum's, one row per window s, one
+    colour scale for all b panels and one for all W_QK panels of a row (colour bars at the
+    end of the row); the canonical gauge fixes scale and sign (the b entry of largest
+    magnitude is +1); each run titled with the basin it is headed for.  Returns the colour
+    limits per row."""
+    rows = sorted(s for s in per_s if s is not None and "runs" in per_s[s])
+    ncol = 1 + max(len(per_s[s]["runs"]) for s in rows)
+    fig, axes = plt.subplots(2 * len(rows), ncol, figsize=(1.6 * ncol + 1.2, 2.8 * len(rows) + 0.8),
+                             squeeze=False, gridspec_kw={"height_ratios": [1, 3] * len(rows)})
+    limits = {}
+    for i, s in enumerate(rows):
+        panels = ([("optimum", *per_s[s]["optimum"])] if "optimum" in per_s[s] else [(None, None, None)])
+        panels += [(f"seed {k}: {name or ''}", b, W) for k, (b, W, name) in enumerate(per_s[s]["runs"])]
+        Ws = [np.abs(np.asarray(W, dtype=float)).max() for _, _, W in panels if W is not None]
+        lim_w = max(max(Ws), 1e-12)
+        limits[s] = (1.0, lim_w)
+        for j in range(ncol):
+            ax_b, ax_w = axes[2 * i, j], axes[2 * i + 1, j]
+            if j >= len(panels) or panels[j][1] is None:
+                ax_b.axis("off")
+                ax_w.axis("off")
+                continue
+            title, b, W = panels[j]
+            im_b = ax_b.imshow(np.asarray(b, dtype=float)[None, :], cmap="RdBu_r", vmin=-1.0, vmax=1.0)
+            im_w = ax_w.imshow(np.asarray(W, dtype=float), cmap="RdBu_r", vmin=-lim_w, vmax=lim_w)
+            for ax in (ax_b, ax_w):
+                ax.set_xticks([])
+                ax.set_yticks([])
+            ax_b.set_title(_wrap(f"s={s} {title}", 22), fontsize=6)
+        fig.colorbar(im_b, ax=list(axes[2 * i]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
+        fig.colorbar(im_w, ax=list(axes[2 * i + 1]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
+    fig.suptitle(f"banding, setting {setting}: b (top strip, transposed) and W_QK[:, 1..s] of every run beside the "
+                 "optimum; canonical gauge (largest |b| = +1); one colour scale per row", fontsize=8)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return limits
+
+
 def _cosine_data(records):
     """{setting: details of the cos_1-mean record}, with ``paper``: (the paper's cos_1, its
     tolerance) read back from the trained-cos1 record where there is one (its run values are
@@ -601,6 +657,10 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
         path = directory / f"banding-{setting}.png"
         _banding_figure(plt, setting, per_s, path)
         made.append((f"banding, setting {setting}: optimum vs trained seed 0", path))
+    for setting, per_s in sorted(_gallery_data(records).items()):
+        path = directory / f"banding-gallery-{setting}.png"
+        _gallery_figure(plt, setting, per_s, path)
+        made.append((f"banding, setting {setting}: every run's weights beside the optimum", path))
     for setting, d in sorted(cosines.items()):
         path = directory / f"cosines-{setting}.png"
         _cosine_figure(plt, setting, d, path)

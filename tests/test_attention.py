@@ -250,3 +250,18 @@ def test_from_weights_checks_finiteness_in_the_target_dtype():
         LinearSelfAttention.from_weights(np.eye(2), np.full((2, 2), 1e300), dtype=torch.float32)
     with pytest.raises(ValueError, match="^y must be a torch.Tensor, got ndarray$"):
         build_tokens(np.ones((2, 5)), 1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(s=st.integers(1, 4), scale=st.floats(0.25, 4.0), seed=st.integers(0, 2 ** 31 - 1))
+def test_prediction_is_linear_in_W_V(s, scale, seed):
+    """The query token's y_T slot is 0, so y_hat(c W_V, W_QK) = c y_hat(W_V, W_QK): the
+    run-vs-population control (claims/test_training_basins.py) scales the prediction instead
+    of running the forward pass again.  Against the forward pass of the scaled weights."""
+    rng = np.random.default_rng(seed)
+    W_V, W_QK = rng.standard_normal((2, s + 1, s + 1))
+    y = torch.tensor(rng.standard_normal((64, s + 8)))
+    base = LinearSelfAttention.from_weights(W_V, W_QK, dtype=torch.float64).predict(y)
+    scaled = LinearSelfAttention.from_weights(scale * W_V, W_QK, dtype=torch.float64).predict(y)
+    np.testing.assert_allclose(scale * base.detach().numpy(), scaled.detach().numpy(), rtol=1e-12, atol=1e-12)
+    assert float(build_tokens(y, s)[:, s, -1].abs().max()) == 0.0

@@ -208,3 +208,25 @@ def test_spectral_shift_axis_is_clipped_and_says_so(tmp_path):
     assert any(line.get_marker() == "^" for line in ax.lines)
     assert "L=4 (median over seeds)" in [t.get_text() for t in ax.get_legend().get_texts()]
     _plt.close(keep.figs[0])
+
+
+def test_banding_gallery_shows_every_run_on_one_colour_scale_per_row(tmp_path):
+    rng = np.random.default_rng(1)
+    per_s = {}
+    for s in (2, 3):
+        opt = _banded(s, "b-odd", rng)
+        runs = [(*_banded(s, cls, rng), name) for cls, name in (("b-odd", "optimum"), ("b-even", "local-min x"))]
+        runs[1] = (runs[1][0], (np.asarray(runs[1][1]) * 7).tolist(), runs[1][2])       # a larger W
+        per_s[s] = {"optimum": opt, "runs": runs}
+    keep = _Keep()
+    limits = figures._gallery_figure(keep, "a", per_s, tmp_path / "g.png")
+    fig = keep.figs[0]
+    for s, row in zip((2, 3), (0, 1)):
+        ims = [ax.images[0] for ax in fig.axes[:6 * 2 * 3] if ax.images]
+        w_ims = [im for im in ims if im.get_array().shape[0] == s + 1 and im.get_array().shape[1] == s]
+        assert w_ims and {im.get_clim() for im in w_ims} == {(-limits[s][1], limits[s][1])}
+        assert limits[s][1] == pytest.approx(np.abs(per_s[s]["runs"][1][1]).max())
+    titles = [ax.get_title().replace("\n", " ") for ax in fig.axes]
+    assert any("local-min x" in t for t in titles) and any("optimum" in t for t in titles)
+    assert sum(1 for ax in fig.axes if ax.get_label() == "<colorbar>") == 4          # b and W per row
+    _plt.close(fig)
