@@ -10,8 +10,10 @@ by the report renderer (claims/report.py, ``render_report``), the one writer of
 - ``seeds-<claim>.png``: the per-seed values of every check with a seed interval, in
   units of its tolerance, with the interval and the verdict;
 - ``banding-<setting>.png``: for s = 2, 3, 4, heatmaps of b = W_V[s, :] and W_QK[:, :s]
-  of the population optimum beside those of trained seed 0 (canonical gauge, largest
-  |b_r| = 1), the entries the nearer class keeps outlined (like the paper's Fig. 1);
+  of the population optimum beside those of every trained run, each titled with the basin
+  it is headed for (canonical gauge, largest |b_r| = +1; one colour scale per row with its
+  colour bars; outlined: the entries the optimum's class keeps) -- or, for a report
+  without every run's weights, beside trained seed 0 (like the paper's Fig. 1);
 - ``cosines-<setting>.png``: histograms of cos_1, cos_2, cos_3 over the held-out
   sequences (docs/math.md section 6.3), trained seeds and the population optimum;
 - ``kalman-parity.png``: MSE / MSE(Kalman) against s per setting and method;
@@ -114,6 +116,23 @@ def _banding_figure(plt, setting, per_s, path):
     plt.close(fig)
 
 
+def mirror_image(b, W) -> tuple[np.ndarray, np.ndarray]:
+    """The weights of the mirror image y_t -> (-1)^t y_t of a point (theory.optimum.match_point:
+    beta's odd features negated): b_r (-1)^r, W[l, m] (-1)^(l+m+s) (0-based indices), back in
+    the canonical gauge (largest |b| = +1).  tests/test_figures.py checks it against the
+    parity of theory.parity.
+
+    >>> mirror_image([1.0, 0.0, -0.5], [[0.0, 2.0], [1.0, 0.0], [0.0, 3.0]])[0].tolist()
+    [1.0, -0.0, -0.5]
+    """
+    b, W = np.asarray(b, dtype=float), np.asarray(W, dtype=float)
+    s = b.size - 1
+    b2 = b * (-1.0) ** np.arange(s + 1)
+    W2 = W * (-1.0) ** (np.arange(s + 1)[:, None] + np.arange(s)[None, :] + s)
+    g = b2[int(np.argmax(np.abs(b2)))]
+    return b2 / g, W2 * g
+
+
 def _gallery_data(records):
     """{setting: {s: {"optimum": (b, W), "runs": [(b, W, basin name), ...]}}}: every trained
     run's counted weights (claims/test_banding.py stores them in the canonical gauge)."""
@@ -127,7 +146,12 @@ def _gallery_data(records):
         if "b_per_run" in d and "W_QK_per_run" in d and not (r.get("coords") or {}).get("control"):
             st, s = _setting_s(r)
             names = d.get("basin_per_seed") or [None] * len(d["b_per_run"])
-            out.setdefault(st, {}).setdefault(s, {})["runs"] = list(zip(d["b_per_run"], d["W_QK_per_run"], names))
+            mirrored = d.get("basin_mirror_per_seed") or [False] * len(names)
+            runs = []
+            for b, W, name, mir in zip(d["b_per_run"], d["W_QK_per_run"], names, mirrored):
+                # a run headed for the mirror image of its basin's point, shown as that point's image
+                runs.append((*mirror_image(b, W), f"{name} (mirror image shown)") if mir else (b, W, name))
+            out.setdefault(st, {}).setdefault(s, {})["runs"] = runs
     return {st: v for st, v in out.items() if any("runs" in x for x in v.values())}
 
 
@@ -143,6 +167,14 @@ def _gallery_figure(plt, setting, per_s, path):
                              squeeze=False, gridspec_kw={"height_ratios": [1, 3] * len(rows)})
     limits = {}
     for i, s in enumerate(rows):
+        from theory.parity import class_masks, classify
+        masks = None
+        if "optimum" in per_s[s]:
+            ob, oW = (np.asarray(x, dtype=float) for x in per_s[s]["optimum"])
+            V, Q = np.zeros((s + 1, s + 1)), np.zeros((s + 1, s + 1))
+            V[s], Q[:, :s] = ob, oW
+            cls, _ = classify(V, Q)
+            masks = class_masks(s, cls) if cls else None
         panels = ([("optimum", *per_s[s]["optimum"])] if "optimum" in per_s[s] else [(None, None, None)])
         panels += [(f"seed {k}: {name or ''}", b, W) for k, (b, W, name) in enumerate(per_s[s]["runs"])]
         Ws = [np.abs(np.asarray(W, dtype=float)).max() for _, _, W in panels if W is not None]
@@ -157,14 +189,19 @@ def _gallery_figure(plt, setting, per_s, path):
             title, b, W = panels[j]
             im_b = ax_b.imshow(np.asarray(b, dtype=float)[None, :], cmap="RdBu_r", vmin=-1.0, vmax=1.0)
             im_w = ax_w.imshow(np.asarray(W, dtype=float), cmap="RdBu_r", vmin=-lim_w, vmax=lim_w)
+            if masks is not None:
+                _outline(ax_b, masks[0][None, :])
+                _outline(ax_w, masks[1])
             for ax in (ax_b, ax_w):
                 ax.set_xticks([])
                 ax.set_yticks([])
             ax_b.set_title(_wrap(f"s={s} {title}", 22), fontsize=6)
         fig.colorbar(im_b, ax=list(axes[2 * i]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
         fig.colorbar(im_w, ax=list(axes[2 * i + 1]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
-    fig.suptitle(f"banding, setting {setting}: b (top strip, transposed) and W_QK[:, 1..s] of every run beside the "
-                 "optimum; canonical gauge (largest |b| = +1); one colour scale per row", fontsize=8)
+    fig.suptitle(_wrap(f"banding, setting {setting}: b (top strip, transposed) and W_QK[:, 1..s] of every run "
+                       "beside the optimum; canonical gauge (largest |b| = +1); one colour scale per row; outlined: "
+                       "the entries the optimum's class keeps; a run headed for the mirror image y_t -> (-1)^t y_t "
+                       "of its point is shown mirrored", 20 * ncol), fontsize=8)
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return limits
@@ -653,14 +690,15 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
         path = directory / f"seeds-{claim}.png"
         _seed_figure(plt, claim, rows, path)
         made.append((f"{claim}: per-seed trained values against each tolerance", path))
+    gallery = _gallery_data(records)
     for setting, per_s in sorted(banding.items()):
         path = directory / f"banding-{setting}.png"
-        _banding_figure(plt, setting, per_s, path)
-        made.append((f"banding, setting {setting}: optimum vs trained seed 0", path))
-    for setting, per_s in sorted(_gallery_data(records).items()):
-        path = directory / f"banding-gallery-{setting}.png"
-        _gallery_figure(plt, setting, per_s, path)
-        made.append((f"banding, setting {setting}: every run's weights beside the optimum", path))
+        if setting in gallery:
+            _gallery_figure(plt, setting, gallery[setting], path)
+            made.append((f"banding, setting {setting}: every run's weights beside the optimum", path))
+        else:                          # a report without every run's weights (or the control)
+            _banding_figure(plt, setting, per_s, path)
+            made.append((f"banding, setting {setting}: optimum vs trained seed 0", path))
     for setting, d in sorted(cosines.items()):
         path = directory / f"cosines-{setting}.png"
         _cosine_figure(plt, setting, d, path)

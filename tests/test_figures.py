@@ -230,3 +230,24 @@ def test_banding_gallery_shows_every_run_on_one_colour_scale_per_row(tmp_path):
     assert any("local-min x" in t for t in titles) and any("optimum" in t for t in titles)
     assert sum(1 for ax in fig.axes if ax.get_label() == "<colorbar>") == 4          # b and W per row
     _plt.close(fig)
+
+
+@pytest.mark.parametrize("s", [1, 2, 3, 4])
+def test_mirror_image_negates_exactly_the_odd_features(s):
+    """Against theory.parity's rule: beta of the mirrored weights is beta with its odd
+    features negated (up to the canonical gauge, which leaves beta unchanged)."""
+    from theory.parity import feature_is_even
+    from theory.population import beta_from_weights
+    rng = np.random.default_rng(s)
+    b, W = rng.standard_normal(s + 1), rng.standard_normal((s + 1, s))
+    V, Q = np.zeros((s + 1, s + 1)), np.zeros((s + 1, s + 1))
+    V[s], Q[:, :s] = b, W
+    target = beta_from_weights(V, Q)
+    target[~feature_is_even(s)] *= -1
+    b2, W2 = figures.mirror_image(b, W)
+    V[s], Q[:, :s] = b2, W2
+    np.testing.assert_allclose(beta_from_weights(V, Q), target, rtol=1e-13, atol=1e-14)
+    assert b2.max() == 1.0
+    b3, W3 = figures.mirror_image(b2, W2)                       # an involution, in the gauge
+    g = b[np.argmax(np.abs(b))]
+    np.testing.assert_allclose(b3, b / g, atol=1e-14)
