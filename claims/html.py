@@ -87,8 +87,7 @@ def _provenance(payload: Mapping) -> list[str]:
     return ["<h2>Provenance</h2>"] + _kv_table(rows)
 
 
-def _findings(payload: Mapping) -> list[str]:
-    found = findings(payload)
+def _findings(payload: Mapping, found) -> list[str]:
     out = ["<h2>Findings</h2>", f"<p><b>{_e(summary_line(found, (payload.get('profile') or {}).get('name')))}</b></p>",
            "<p>Outcomes: reproduced (every headline check holds), partly (some runs or checks "
            "hold, others fail), not reproduced (checks fail, none holds), undecided (an "
@@ -149,7 +148,7 @@ def render_html(payload: Mapping, figures: Iterable[tuple[str, Path]]) -> str:
         out.append("<p>Claims: " + ", ".join(f'<a href="#{_e(anchor(c))}">{_e(c)}</a>' for c in claims) + "</p>")
     found = findings(payload) if records else []
     if records:
-        out += _findings(payload)
+        out += _findings(payload, found)
     out += _provenance(payload)
     out += ["<h2>The test run</h2>", f"<p>{_e(summary.get('line', ''))}</p>"]
     if summary.get("intervals"):

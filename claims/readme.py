@@ -103,9 +103,9 @@ def render_block(quick: Mapping, paper: Mapping | None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def _statements(c: str, runs) -> list[str]:
-    """The claim's statements with their outcome in each run."""
-    per = [{f.headline: f for f in findings(p) if f.headline.claim == c} for _, p in runs]
+def _statements(c: str, runs, found) -> list[str]:
+    """The claim's statements with their outcome in each run (``found``: each run's findings)."""
+    per = [{f.headline: f for f in fs if f.headline.claim == c} for fs in found]
     out = []
     for h in headlines_of(c):
         res = "; ".join(f"{name}: **{f[h].outcome}** ({f[h].counts_text()})" for (name, _), f in zip(runs, per))
@@ -128,9 +128,10 @@ def render_verdicts(quick: Mapping, paper: Mapping | None) -> str:
     out += [_env_line(name, p) for name, p in runs] + [""]
     claims = sorted(set().union(*[set((p.get("summary") or {}).get("claims", {})) for _, p in runs]))
     keyed = [{r["check_id"]: r for r in p.get("records", [])} for _, p in runs]
+    found = [findings(p) for _, p in runs]
     for c in claims:
         out += [f"## {c}", ""]
-        st = _statements(c, runs)
+        st = _statements(c, runs, found)
         if st:
             out += ["Statements of the sources and their outcome (claims/findings.py):", ""] + st + [""]
         for name, p in runs:
