@@ -17,6 +17,16 @@ and of the Kalman, depth and shift claims in ``_lds.py``) and the harness:
   judged per point (holds / fails / mixed / inconclusive), Clopper-Pearson shares.
 - :mod:`claims.collect`   records gathered from pytest's reports, each test's outcome.
 - :mod:`claims.report`    the report: table, ``reports/claims.json``, ``reports/claims.md``.
+- :mod:`claims.html`      the HTML report (``index.html``): findings, then one section per claim.
+- :mod:`claims.figures`   the report's figures, drawn from the records alone.
+- :mod:`claims.fig_training` the trained runs' own figures: AR(1) weights beside theta*
+  (the paper's Fig. 1b, c) and training-loss curves over L*.
+- :mod:`claims.findings`  what the published runs conclude per statement, in plain words.
+- :mod:`claims.readme`    ``python -m claims.readme``: the README's findings block and
+  ``docs/results/verdicts.md``, rendered from the published runs (``--check`` in the tests).
+- :mod:`claims.known`     known non-reproductions as strict xfails, per profile.
+- :mod:`claims.memo`      deterministic results shared on disk between processes (optima,
+  Monte Carlo moments, noise-free twins), keyed by their inputs and code.
 - :mod:`claims.seeds`     ``seed_for`` / ``rng_for`` and ``claim_settings`` for hypothesis.
 - :mod:`claims.profiles`  the ``quick`` (CI) and ``paper`` compute profiles.
 - :mod:`claims.plugin`    the pytest plugin (loaded by the root conftest.py):

@@ -20,6 +20,8 @@ by the report renderer (claims/report.py, ``render_report``), the one writer of
 - ``spectral-shift.png``: the same against the test systems' spectral radius;
 - ``depth.png``: MSE / var(y_T) against T per depth and baseline, and against depth;
 - ``per-position.png``: the MSE of predicting y_t at every position t (setting a);
+- ``ar1-weights.png``, ``training-loss.png``: the trained AR(1) weights beside theta* (the
+  paper's Fig. 1b, c) and every run's training loss against L* (claims/fig_training.py);
 - ``basins-<setting>.png``: for s = 2, 3, 4, the share of noise-free twins (claims/
   test_training_basins.py) and of trained runs headed for each stationary point, the
   optimum first, then by loss.
@@ -32,6 +34,8 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
+
+from claims.fig_training import render_training_figures
 
 __all__ = ["render_figures", "claim_of", "FIGURE_CLAIMS"]
 
@@ -644,7 +648,8 @@ def _basin_figure(plt, setting, per_s, path, top: int = 7):
 #: its own); the HTML report places a figure in its claim's section.
 FIGURE_CLAIMS = {"kappa": "ar1-optimum", "banding": "banding", "cosines": "pcg-alignment",
                  "kalman-parity": "kalman-parity", "spectral-shift": "spectral-shift", "depth": "depth",
-                 "basins": "training-basins", "per-position": "kalman-parity"}
+                 "basins": "training-basins", "per-position": "kalman-parity", "ar1-weights": "ar1-optimum",
+                 "training-loss": "training-basins"}
 
 
 def claim_of(path) -> str | None:
@@ -718,4 +723,5 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
         made.append((f"training basins, setting {setting}: noise-free twins beside the trained runs", path))
     if _position_figure(plt, records, directory / "per-position.png"):
         made.append(("per-position MSE curves, setting a", directory / "per-position.png"))
+    made += render_training_figures(plt, records, directory)
     return made

@@ -10,7 +10,9 @@ A reason is either one string (the check fails in every profile) or a mapping
 ``{profile name: reason}``: a check decided with the paper profile's 8 seeds may still be
 inconclusive with the quick profile's 3 (and a different set of seeds may land elsewhere),
 so each profile lists what it measured.  The profile is read from the ``--profile``
-option when pytest evaluates the mark.
+option when pytest evaluates the mark.  A trained check lists what its profile measured on
+the machine that publishes it (the CPU in the published run's environment): float32
+rounding differs between instruction sets and can send a run to another basin.
 
 >>> known = {"b": "fails: 0.82 [0.76, 0.87] against 0.93 +- 0.01",
 ...          ("a", 4): {"paper": "fails: 12 % [11, 13] against 1 %"}}

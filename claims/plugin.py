@@ -40,6 +40,15 @@ Report
     tests claiming the same identity) fail the session: the ids are named after the
     table and the exit status is 1.
 
+Scheduling (``-n auto``)
+    Every ``test_training_run`` (one training run each, cached on disk) is moved to the
+    front of the collection, and xdist's load scheduler hands out tests one at a time
+    (``--maxschedchunk 1`` unless given).  xdist's default sends each worker a block of
+    consecutive tests, so one worker trained every AR(1) run in turn while the other
+    reached checks that need those runs and waited on the cache's lock; now the two
+    workers train side by side first and the checks find the cache warm (docs/running.md,
+    "Where the time goes").
+
 Example claim file::
 
     from claims.seeds import rng_for
@@ -70,6 +79,8 @@ from claims.report import environment, provenance, render_terminal, write_report
 
 _PLUGIN_NAME = "claims-harness"
 _PLUGIN_KEY = pytest.StashKey["ClaimsPlugin"]()
+#: the name of the tests that train one run each (collected first, module doc "Scheduling")
+TRAINING_TEST = "test_training_run"
 #: ``workerinput`` key carrying the controller's ``--retrain`` start time to xdist workers.
 RETRAIN_KEY = "claims_retrain_before"
 
@@ -144,6 +155,15 @@ class ClaimsPlugin:
         if self.run_options.retrain_before is not None:
             node.workerinput[RETRAIN_KEY] = self.run_options.retrain_before
 
+    def pytest_collection_modifyitems(self, config, items):
+        """The training runs (every ``test_training_run``) first, then the rest, each part
+        in collection order (the same on every xdist worker, as xdist requires); see
+        "Scheduling" in the module doc."""
+        first = [item for item in items if getattr(item, "originalname", None) == TRAINING_TEST]
+        if first:
+            rest = [item for item in items if getattr(item, "originalname", None) != TRAINING_TEST]
+            items[:] = first + rest
+
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
         # outermost wrapper: runs after pytest's xfail handling has settled the report
@@ -191,6 +211,8 @@ class ClaimsPlugin:
 
 
 def pytest_configure(config):
+    if not hasattr(config, "workerinput") and getattr(config.option, "maxschedchunk", "absent") is None:
+        config.option.maxschedchunk = 1       # xdist's load scheduling, one test at a time (module doc)
     plugin = ClaimsPlugin(config)
     config.stash[_PLUGIN_KEY] = plugin
     config.pluginmanager.register(plugin, _PLUGIN_NAME)

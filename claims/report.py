@@ -296,14 +296,39 @@ def _json_safe(obj):
     return obj
 
 
+def _cpu_model() -> str | None:
+    """The CPU's model name with its family and model numbers (``/proc/cpuinfo`` on Linux;
+    a virtual machine may report only a generic name), else ``platform.processor()``."""
+    import platform
+
+    fields = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu family", "model") and key not in fields:
+                    fields[key] = value.strip()
+                if not line.strip() and fields:
+                    break
+    except OSError:
+        pass
+    if "model name" in fields:
+        return (f"{fields['model name']} (family {fields.get('cpu family', '?')}, "
+                f"model {fields.get('model', '?')})")
+    return platform.processor() or None
+
+
 def environment(wall_seconds: float | None = None) -> dict:
-    """Where and with what a run ran: Python, platform, cores, the versions of the numeric
-    packages, the torch device (CUDA when available, as ``--device auto`` would pick it),
-    and the run's wall time."""
+    """Where and with what a run ran: Python, platform, the CPU model and the vector
+    instruction set torch dispatches to (``cpu``, ``torch_cpu_capability``: trained runs
+    are reproducible bit for bit only on the same pair -- docs/settings.md, "Training"),
+    cores, the versions of the numeric packages, the torch device (CUDA when available, as
+    ``--device auto`` would pick it), and the run's wall time."""
     import platform
 
     env = {"python": platform.python_version(), "platform": platform.platform(),
-           "machine": platform.machine(), "cpu_count": os.cpu_count()}
+           "machine": platform.machine(), "cpu": _cpu_model(), "cpu_count": os.cpu_count()}
     for name in ("torch", "numpy", "scipy", "sympy", "mpmath", "hypothesis", "matplotlib"):
         try:
             env[name] = __import__(name).__version__
@@ -313,8 +338,9 @@ def environment(wall_seconds: float | None = None) -> dict:
         import torch
         env["device"] = (f"cuda ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available()
                          else "cpu")
+        env["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     except ImportError:  # pragma: no cover - torch is a dependency
-        env["device"] = None
+        env["device"] = env["torch_cpu_capability"] = None
     env["wall_seconds"] = None if wall_seconds is None else round(float(wall_seconds), 1)
     return env
 

@@ -43,6 +43,7 @@ from claims._ar1 import (
     moments_for,
     trained_ar1,
 )
+from claims.fig_training import loss_curves
 from claims.known import known_params
 from claims.profiles import PAPER, QUICK
 from claims.seeds import rng_for
@@ -296,6 +297,11 @@ def _trained_summary(setting, profile):
         "family_per_seed": [c["family"] for c in co],
         "population_loss_theta_star": L_star, "rel_excess_population_loss_per_seed": excess,
         "moments": mom.method,
+        # for the report's figures (claims/fig_training.py): every run's raw weights (the
+        # paper's Fig. 1) and its training-loss curve, block means of HISTORY_POINTS points
+        "W_V_per_seed": [np.asarray(r.W_V).tolist() for r in runs],
+        "W_QK_per_seed": [np.asarray(r.W_QK).tolist() for r in runs],
+        **loss_curves(runs),
     }
     return kappa, co, details
 

@@ -43,6 +43,7 @@ from hypothesis import given, strategies as st
 from scipy import stats as scistats
 
 from claims import _ars
+from claims.fig_training import loss_curves
 from claims.known import known_params
 from claims.profiles import PAPER, QUICK
 from claims.seeds import claim_settings, rng_for, seed_for
@@ -376,7 +377,9 @@ def _trained(setting, s, profile):
         "rel_excess_population_loss_per_seed": [p["excess"] for p in per],
         **rb.details(),
         "b_per_run": [p["b"] for p in per], "W_QK_per_run": [p["W_QK"] for p in per],
-        "seed0_b": per[0]["b"], "seed0_W_QK": per[0]["W_QK"], "moments": mom.method}
+        "seed0_b": per[0]["b"], "seed0_W_QK": per[0]["W_QK"], "moments": mom.method,
+        "population_loss_optimum": float(_ars.optimum(setting, s, profile.multistart).loss),
+        **loss_curves(runs)}
 
 
 def _trained_cells(settings) -> list:
@@ -386,7 +389,10 @@ def _trained_cells(settings) -> list:
 # Trained checks that do not reproduce (verdict "fails": every basin the runs reach fails,
 # docs/settings.md, "Verdicts by basin"), keyed (setting, s), per profile; only such checks
 # may be listed (claims/known.py).  The numbers are in the record (each basin's value and
-# interval), not here.  Never widen a tolerance instead.
+# interval), not here.  Never widen a tolerance instead.  Which basin a run reaches can
+# depend on the CPU (float32 rounding differs between instruction sets, docs/settings.md,
+# "Training"), so the quick entries are those measured on CI's machine: the CPU in the
+# environment of docs/results/quick.json.
 def _odd_reason(s):
     return (f"not reproduced: every basin the trained AR({s}) layers reach has an odd share above "
             "the 1 % tolerance (the record gives each basin's runs, value and interval)")
@@ -396,8 +402,8 @@ KNOWN_SHARE_FAILURES: dict[tuple, str] = {}
 KNOWN_ODD_FAILURES: dict[tuple, dict] = {
     key: {profile: _odd_reason(key[1]) for profile in profiles}
     for key, profiles in {
-        ("a", 4): ("quick",), ("b", 2): ("quick",), ("b", 3): ("quick",), ("b", 4): ("paper",),
-        ("c", 4): ("quick",), ("d", 2): ("quick",), ("d", 3): ("quick",), ("d", 4): ("quick",),
+        ("a", 4): ("quick",), ("b", 3): ("quick",), ("b", 4): ("quick", "paper"),
+        ("d", 2): ("quick",), ("d", 3): ("quick",), ("d", 4): ("quick",),
     }.items()
 }
 

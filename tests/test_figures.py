@@ -251,3 +251,87 @@ def test_mirror_image_negates_exactly_the_odd_features(s):
     b3, W3 = figures.mirror_image(b2, W2)                       # an involution, in the gauge
     g = b[np.argmax(np.abs(b))]
     np.testing.assert_allclose(b3, b / g, atol=1e-14)
+
+
+def test_basin_figure_bars_are_the_shares_with_the_tail_pooled(tmp_path):
+    per_s = {s: r["details"] for r in _records() if r["check"] == "twin-optimum-share"
+             for s in [r["coords"]["s"]] if s == 4}
+    keep = _Keep()
+    figures._basin_figure(keep, "c", per_s, tmp_path / "b.png", top=3)
+    ax = keep.figs[0].axes[0]
+    twins, runs = ax.patches[:4], ax.patches[4:]              # 3 points + "other", twins then runs
+    d = per_s[4]
+    expect_tw = [p["share"] for p in d["points"][:3]] + [sum(p["share"] for p in d["points"][3:])]
+    assert [b.get_height() for b in twins] == pytest.approx(expect_tw)
+    assert [b.get_height() for b in runs] == pytest.approx([2 / 3, 1 / 3, 0.0, 0.0])
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels[0] == "optimum" and labels[-1] == f"other ({len(d['points']) - 3})"
+    assert ax.get_ylim() == (0.0, 1.0)
+    _plt.close(keep.figs[0])
+
+
+def test_parity_figure_draws_each_method_with_its_interval_and_the_filter_at_one(tmp_path):
+    rows = [({"setting": "a", "s": s}, "trained layer", 1.0 + 0.1 * s, (0.95 + 0.1 * s, 1.1 + 0.1 * s))
+            for s in (1, 2, 4)]
+    rows += [({"setting": "a", "s": s}, "least squares AR(s)", 1.5, None) for s in (1, 2, 4)]
+    rows += [({"setting": "a", "s": None, "variant": "n4sid"}, "N4SID (in context)", 1.3, None)]
+    keep = _Keep()
+    figures._parity_figure(keep, rows, tmp_path / "p.png")
+    ax = keep.figs[0].axes[0]
+    data = {c.get_label(): c for c in ax.containers}            # one errorbar container per method
+    line, _, (bars,) = data["trained layer"].lines
+    assert list(line.get_xdata()) == [1, 2, 4]
+    assert list(line.get_ydata()) == pytest.approx([1.1, 1.2, 1.4])
+    ends = [float(x) for a, b in bars.get_segments() for x in (a[1], b[1])]
+    assert ends == pytest.approx([1.05, 1.2, 1.15, 1.3, 1.35, 1.5])      # the intervals, as drawn
+    _, _, (none,) = data["least squares AR(s)"].lines
+    assert all(a[1] == b[1] for a, b in none.get_segments())    # no interval: no bar
+    flat = sorted(float(line.get_ydata()[0]) for line in ax.lines
+                  if len(set(np.atleast_1d(line.get_ydata()))) == 1 and len(line.get_ydata()) == 2)
+    assert 1.0 in flat and 1.3 in flat                         # the filter and N4SID as reference lines
+    _plt.close(keep.figs[0])
+
+
+def _mse(layers, T, value, iv, variant=None):
+    r = {"claim": "depth", "check": "mse-over-var", "measured": value, "interval": iv,
+         "coords": {"layers": layers, "T": T, "variant": variant}}
+    return r
+
+
+def test_depth_figure_has_error_bars_per_depth_and_says_so(tmp_path):
+    recs = [_mse(L, T, 0.1 / L + 1 / T, [0.1 / L + 1 / T - 0.01, 0.1 / L + 1 / T + 0.02])
+            for L in (1, 2, 4) for T in (10, 20, 40)]
+    recs += [_mse(None, T, 0.2, None, variant="least-squares") for T in (10, 20, 40)]
+    keep = _Keep()
+    assert figures._depth_figure(keep, recs, tmp_path / "d.png")
+    a1, a2 = keep.figs[0].axes
+    by = {c.get_label(): c.lines for c in a1.containers}
+    assert set(by) == {"L=1 (mean over seeds)", "L=2 (mean over seeds)", "L=4 (mean over seeds)",
+                       "in-context least squares AR(2)"}
+    line, _, (bars,) = by["L=2 (mean over seeds)"]
+    assert list(line.get_ydata()) == pytest.approx([0.15, 0.1, 0.075])
+    assert [float(b[1] - a[1]) for a, b in bars.get_segments()] == pytest.approx([0.03] * 3)
+    assert "bars: 95 % intervals" in a1.get_ylabel() and a1.get_xscale() == "log"
+    by2 = {line.get_label(): line for line in a2.lines}
+    assert list(by2["T = 20"].get_xdata()) == [1, 2, 4]
+    assert list(by2["T = 20"].get_ydata()) == pytest.approx([0.15, 0.1, 0.075])
+    _plt.close(keep.figs[0])
+
+
+def test_position_figure_clips_a_spike_and_counts_it(tmp_path):
+    t = list(range(2, 31))
+    flat = [1.0 + 0.01 * k for k in range(len(t))]
+    spiky = list(flat)
+    spiky[0] = 1e6
+    rec = {"claim": "kalman-parity", "check": "per-position-mse",
+           "details": {"t": t, "mse": {"trained": spiky, "Kalman filter": flat}, "sequences": 100}}
+    keep = _Keep()
+    assert figures._position_figure(keep, [rec], tmp_path / "pp.png")
+    ax = keep.figs[0].axes[0]
+    top = float(np.quantile(np.array(spiky + flat), 0.95)) * 3.0
+    trained = next(line for line in ax.lines if line.get_label() == "trained")
+    assert max(trained.get_ydata()) == pytest.approx(top) and top < 10
+    marks = [line for line in ax.lines if line.get_marker() == "^"]
+    assert len(marks) == 1 and list(marks[0].get_xdata()) == [2]
+    assert "(1 point(s) above, triangles)" in ax.get_title() and ax.get_yscale() == "log"
+    _plt.close(keep.figs[0])

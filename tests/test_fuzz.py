@@ -109,14 +109,14 @@ def test_sampler_constructor(family, device, dtype):
 @FUZZ
 @given(key=st.sampled_from(["sources", "torch", "numpy", "device", "dtype"]), value=BAD_VALUES,
        pkey=st.sampled_from(["name", "train_steps", "stack_batch", "n_seeds", "mc_systems", "coef_rel_tol",
-                            "multistart"]),
+                            "multistart", "depth_stacks"]),
        pvalue=BAD_VALUES)
 def test_fingerprint_and_profile_constructors(key, value, pkey, pvalue):
     good = dict(sources="0" * 64, torch="2.13.0", numpy="2.0", device="cpu", dtype="float32")
     _ok_or_value_error(lambda: Fingerprint(**_one_bad(good, key, value)))
     prof = dict(name="x", description="d", train_steps=1, train_batch=1, stack_batch=1, n_seeds=2,
                 mc_trajectories=2, mc_systems=2, heldout_sequences=2, hypothesis_examples=1, multistart=1, twins=1,
-                coef_rel_tol=0.01)
+                coef_rel_tol=0.01, depth_stacks=False)
     _ok_or_value_error(lambda: Profile(**_one_bad(prof, pkey, pvalue)))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from claims.headlines import HEADLINES, WITHOUT_HEADLINE, headline_ids
 from claims.legacy import upgrade_record
 from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, RunRef, check_id, duplicate_ids,
                             make_record, per_run_extras)
-from claims.profiles import get_profile
+from claims.profiles import QUICK, get_profile
 from claims.runs import ar1_run
 from claims.stats import seed_fields
 
@@ -198,9 +199,10 @@ _COMMON_TRAINED = ("banding/trained-jaccard/a/s=2", "banding/trained-excess-loss
                    "banding/trained-odd-share/b/s=3", "ar1-optimum/trained-odd-share/c",
                    "gd-equivalence/trained-gd-gap/a/eta=1.1kappa/control", "gd-equivalence/trained-step-size/d",
                    "pcg-alignment/cos_3-median/c/s=4", "pcg-alignment/heldout-mse/d/s=4/trained",
-                   "pcg-alignment/heldout-mse/a/s=4/pcg2-trained-P", "depth/training-loss-tails/a/s=2/L=4",
+                   "pcg-alignment/heldout-mse/a/s=4/pcg2-trained-P",
                    "banding/trained-out-of-class-share/asym/s=3/control")
-TRAINED_ROWS = {"quick": _COMMON_TRAINED + ("depth/mse-over-var/a/s=2/T=40/L=2",), "paper": _COMMON_TRAINED}
+TRAINED_ROWS = {"quick": _COMMON_TRAINED,
+                "paper": _COMMON_TRAINED + ("depth/training-loss-tails/a/s=2/L=4",)}   # stacks: paper only
 
 
 #: the trained AR(s) checks judged by basin (s >= 2; claims/_ars.py, docs/settings.md)
@@ -273,6 +275,29 @@ RETIRED = ("depth/excess-ratio/", "depth/optimum-excess-ratio/", "depth/distance
            "improper-learning/rate-floor/a-d/rate-rho-4s/", "improper-learning/rate-median-deviation/a-d/rate-rho-4s/")
 
 
+#: checks the quick profile no longer runs (``Profile.depth_stacks``); their ids stay the paper run's
+PAPER_ONLY_NOW = ("depth/mse-over-var/a/s=2/T=", "depth/training-loss-tails/")
+#: relative closeness of a value recorded twice by the same code on different CPUs
+SAME_VALUE_REL = 1e-9
+
+
+def _close(a, b) -> bool:
+    """a == b, floats to SAME_VALUE_REL (recursively through lists, tuples and dicts)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=SAME_VALUE_REL, abs_tol=1e-300)
+    return a == b and type(a) is type(b)
+
+
+def test_close_tells_a_different_run_from_the_last_digits():
+    assert _close([0.008454662437147592, {"f": "value"}], [0.008454662437147595, {"f": "value"}])
+    assert not _close([0.0084546624], [0.0084546625]) and not _close({"f": "value"}, {"f": "key"})
+    assert not _close([1.0, 2.0], [2.0, 1.0]) and not _close(1, 1.0)
+
+
 def test_schema3_records_map_to_the_ids_the_current_claims_record():
     quick = {r["check_id"]: r for r in _published("quick")["records"]}
     assert len(SCHEMA3) >= 40
@@ -284,6 +309,9 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
         if case["check_id"].startswith(RETIRED):
             assert case["check_id"] not in quick
             continue
+        if case["check_id"].startswith(PAPER_ONLY_NOW):           # the depth grid's stacks: paper only
+            assert case["check_id"] not in quick and not QUICK.depth_stacks
+            continue
         fresh = quick[case["check_id"]]
         by_basin = fresh.get("basins") is not None       # judged by basin since schema 5: new label, more extras
         assert new["coords"] == fresh["coords"] and (by_basin or new["label"] == fresh["label"])
@@ -292,14 +320,16 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
             continue
         assert (new["runs"] is None) == (fresh["runs"] is None), case["check_id"]
         if new["runs"]:
-            assert [(e["run"], e["seed"], e["value"]) for e in new["runs"]] == \
-                [(e["run"], e["seed"], e["value"]) for e in fresh["runs"]]
+            assert [(e["run"], e["seed"]) for e in new["runs"]] == [(e["run"], e["seed"]) for e in fresh["runs"]]
+            # the same values (to the last digits a fresh run on another CPU may move,
+            # docs/settings.md, "Training", random streams), so the mapping took each run's own value
+            assert _close([e["value"] for e in new["runs"]], [e["value"] for e in fresh["runs"]]), case["check_id"]
             # the run's own standard error and extras are the same too, where schema 3 kept them
             lacks_stderr = case["check_id"].startswith("kalman-parity/trained-mse-ratio/")
-            assert [(e["stderr"], e["extra"]) for e in new["runs"]] == \
-                [(None if lacks_stderr else e["stderr"],
-                  {k: v for k, v in e["extra"].items() if not (by_basin and k not in n["extra"])})
-                 for e, n in zip(fresh["runs"], new["runs"])]
+            assert _close([(e["stderr"], e["extra"]) for e in new["runs"]],
+                          [(None if lacks_stderr else e["stderr"],
+                            {k: v for k, v in e["extra"].items() if not (by_basin and k not in n["extra"])})
+                           for e, n in zip(fresh["runs"], new["runs"])]), case["check_id"]
     with pytest.raises(ValueError, match="no schema-3 mapping"):
         upgrade_record({"claim": "nobody", "test": "claims/test_x.py::test_y", "metric": "m"})
     stack = next(c["record"] for c in SCHEMA3 if c["check_id"].startswith("depth/training-loss-tails/"))

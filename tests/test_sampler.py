@@ -1,5 +1,10 @@
 """models.sampler: the torch sampler of settings b and d against the theory's numpy sampler.
 
+Also (moved from tests/test_trainer.py): the torch simulation of given systems against the
+exact covariance in every setting (and a correlated-noise family), the sampler against
+the exact setting-a moments (theory.reference.exact_moments_a), the asymmetric control,
+and the marginal covariance against the theory's sampler.
+
 Oracles: ``numpy.linalg.cond`` for the rejection decision of setting d; the theory's
 numpy sampler (theory.systems.LDSFamily.sample_systems) for the law of the systems,
 compared through moments of P (setting d) and fourth moments of y averaged over its
@@ -19,7 +24,8 @@ from hypothesis import assume, given, settings, strategies as st
 
 from models.sampler import TorchLDSSampler, accept_conditioned
 from theory.coordinate import setting_weight_moments
-from theory.systems import LDSFamily, conditioned_gaussian, covariance
+from theory.reference import exact_moments_a
+from theory.systems import SETTINGS, LDSFamily, Systems, conditioned_gaussian, covariance
 
 
 def _zscores(samples_a, mean_b, se_b=0.0):
@@ -195,3 +201,122 @@ def test_systems_needs_a_draw():
     sampler = TorchLDSSampler(LDSFamily("a", T=5))
     with pytest.raises(ValueError, match="^drawn"):
         sampler.systems(("full", None, None))
+
+
+# ----------------------------------------------------------------------------- the law of the training draws
+def sample(sampler, m, generator):
+    """m fresh systems, one trajectory each, (m, T): the training path draw -> finish."""
+    return sampler.finish(sampler.draw(m, generator)).T
+
+
+def simulate(sampler, systems, generator):
+    """One torch trajectory per given system, (m, T): the sampler's simulation on the
+    systems' own A, fed through ``finish`` with freshly drawn normals."""
+    fam = sampler.family
+    if (systems.d != fam.d or not np.array_equal(systems.Sigma_w, fam.process_noise_cov())
+            or not np.array_equal(systems.Sigma_0, fam.initial_cov())
+            or float(systems.sigma_v) != fam.sigma_v or not np.all(systems.c == 1.0)):
+        raise ValueError("systems must share the sampler family's d, c and noise model")
+    m, T, d = systems.m, fam.T, fam.d
+    z = torch.randn((T + 1) * d * m + T * m, generator=generator, dtype=sampler.dtype)
+    if systems.lam is not None:
+        drawn = ("diag", torch.as_tensor(systems.lam.T.copy(), dtype=sampler.dtype), z)
+    else:
+        drawn = ("full", torch.as_tensor(systems.A, dtype=sampler.dtype).permute(1, 2, 0).contiguous(), z)
+    return sampler.finish(drawn).T
+
+
+class _CorrelatedNoise(LDSFamily):
+    """Setting a with full (correlated) Sigma_w and Sigma_0: exercises the samplers'
+    "full" noise factor, which no named setting reaches."""
+
+    def process_noise_cov(self):
+        return self.sigma_w ** 2 * (0.6 * np.eye(self.d) + 0.4 * np.ones((self.d, self.d)))
+
+    def initial_cov(self):
+        return self.sigma_0 ** 2 * (0.5 * np.eye(self.d) + 0.5 * np.ones((self.d, self.d)))
+
+
+@pytest.mark.parametrize("setting", SETTINGS + ("correlated",))
+def test_torch_simulation_given_systems_matches_exact_covariance(setting):
+    """Conditionally on the systems, y ~ N(0, K(A)): compare the empirical second
+    moments of many torch trajectories per system with the theory's exact covariance."""
+    kw = dict(T=7, d=3, sigma_w=0.3, sigma_v=0.2, sigma_0=0.8)
+    fam = _CorrelatedNoise("a", **kw) if setting == "correlated" else LDSFamily(setting, **kw)
+    systems = fam.sample_systems(np.random.default_rng(1), 3)
+    K = covariance(systems, fam.T)
+    reps = 20000
+    rep_systems = Systems(A=np.repeat(systems.A, reps, 0), c=np.repeat(systems.c, reps, 0),
+                                Sigma_w=systems.Sigma_w, Sigma_0=systems.Sigma_0,
+                                sigma_v=systems.sigma_v,
+                                lam=None if systems.lam is None else np.repeat(systems.lam, reps, 0),
+                                T=fam.T)
+    sampler = TorchLDSSampler(fam, device="cpu", dtype=torch.float64)
+    y = simulate(sampler, rep_systems, torch.Generator().manual_seed(2)).numpy().reshape(3, reps, fam.T)
+    i, j = np.triu_indices(fam.T)
+    z = []
+    for k in range(3):
+        prods = y[k][:, i] * y[k][:, j]
+        z.append(_zscores(prods, K[k][i, j]))
+    z = np.abs(np.concatenate(z))
+    assert z.max() < 5.0, z.max()
+    assert np.abs(y.mean(axis=1)).max() < 5 * np.sqrt(K.diagonal(axis1=1, axis2=2).max() / reps)
+
+
+def test_torch_sampler_matches_exact_setting_a_moments():
+    """Over random systems (setting a), E[y_i y_j] and two 4th moments equal the exact
+    rational moments of theory.reference.exact_moments_a."""
+    T, d = 6, 5
+    fam = LDSFamily("a", T=T, d=d, sigma_w=0.1, sigma_v=0.1)
+    sampler = TorchLDSSampler(fam, device="cpu", dtype=torch.float32)
+    m = 400_000
+    y = sample(sampler, m, torch.Generator().manual_seed(3)).double().numpy()
+    assert y.shape == (m, T)
+    pairs = [(a, b) for a in range(T) for b in range(a, T)]
+    exact2 = exact_moments_a(pairs, T, d, "1/100", "1/100")
+    prods = np.stack([y[:, a] * y[:, b] for a, b in pairs], axis=1)
+    z2 = _zscores(prods, np.array([float(e) for e in exact2]))
+    quads = [(T - 2, T - 2, T - 1, T - 1), (0, 1, T - 2, T - 1)]
+    exact4 = exact_moments_a(quads, T, d, "1/100", "1/100")
+    prods4 = np.stack([np.prod(y[:, list(q)], axis=1) for q in quads], axis=1)
+    z4 = _zscores(prods4, np.array([float(e) for e in exact4]))
+    assert np.abs(z2).max() < 5.0 and np.abs(z4).max() < 5.0, (z2, z4)
+
+
+def test_torch_sampler_asym_control_is_not_symmetric():
+    """The asymmetric control has E[y_1 y_2] > 0 well beyond noise; setting a has ~0."""
+    gen = torch.Generator().manual_seed(4)
+    ya = sample(TorchLDSSampler(LDSFamily("a", T=4)), 100_000, gen).double().numpy()
+    yc = sample(TorchLDSSampler(LDSFamily("asym", T=4)), 100_000, gen).double().numpy()
+    za = _zscores((ya[:, 0] * ya[:, 1])[:, None], np.zeros(1))[0]
+    zc = _zscores((yc[:, 0] * yc[:, 1])[:, None], np.zeros(1))[0]
+    assert abs(za) < 5 and zc > 50
+
+
+@pytest.mark.parametrize("setting", ["b", "c", "d"])
+def test_torch_sampler_marginal_covariance_matches_theory_sampler(setting):
+    """Over random systems: E[y_i y_j] from the torch sampler vs the theory's exact
+    covariance averaged over systems from the theory's own numpy sampler."""
+    fam = LDSFamily(setting, T=6, d=4)
+    m = 100_000
+    y = sample(TorchLDSSampler(fam, dtype=torch.float64), m, torch.Generator().manual_seed(5)).numpy()
+    K = covariance(fam.sample_systems(np.random.default_rng(6), 40_000), fam.T)
+    i, j = np.triu_indices(fam.T)
+    Kij = K[:, i, j]
+    z = _zscores(y[:, i] * y[:, j], Kij.mean(axis=0), Kij.std(axis=0, ddof=1) / math.sqrt(len(K)))
+    assert np.abs(z).max() < 5.0, z
+
+
+def test_sampler_validation():
+    fam = LDSFamily("a", T=5)
+    with pytest.raises(ValueError, match="^family"):
+        TorchLDSSampler("a")
+    with pytest.raises(ValueError, match="^dtype"):
+        TorchLDSSampler(fam, dtype=torch.float16)
+    s = TorchLDSSampler(fam)
+    with pytest.raises(ValueError, match="^m must"):
+        s.draw(0, torch.Generator())
+    with pytest.raises(ValueError, match="^generator"):
+        s.draw(3, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="^systems must share"):
+        simulate(s, LDSFamily("a", T=5, d=2).sample_systems(np.random.default_rng(0), 2), torch.Generator())

@@ -1,0 +1,119 @@
+"""claims/records.py: comparators, ``make_record``'s conversions and validation, a record's
+``check()`` and its messages, ``to_builtin`` and ``format_value`` (the record's own logic;
+the intervals and verdict rules in tests/test_stats.py, the plugin in tests/test_plugin.py)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from claims.records import (ClaimRecorder, Record, compare, format_value, make_record,
+                            records_from_user_properties, to_builtin)
+
+RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
+               "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "tolerance", "comparator",
+               "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
+               "test", "order", "profile", "outcome", "xfail_reason"}
+P = {"tolerance_source": "project"}
+
+
+def _rec(**kw) -> dict:
+    """A record as its serialised dict (what the reports and the plugin handle)."""
+    return make_record(**kw).to_dict()
+
+
+# ------------------------------------------------------------------------------ units
+
+@pytest.mark.parametrize("m, op, t, expected", [
+    (3, "<=", 3, True), (3, "<", 3, False), (3, ">=", 3, True), (3, ">", 3, False),
+    (2, "==", 2, True), (2.0, "==", 2, True), (True, "==", 1, False), ("a", "==", "a", True),
+    (-1e-12, "abs<=", 1e-10, True), (-1e-9, "abs<=", 1e-10, False),
+    (math.inf, "<=", 1.0, False), (math.nan, "<=", 1.0, False), (math.nan, ">", 1.0, False),
+])
+def test_compare(m, op, t, expected):
+    assert compare(m, op, t) is expected
+
+
+def test_make_record_converts_and_validates():
+    r = _rec(claim="ar1-optimum", paper_ref="Thm 4.1", check="k1", label="z",
+                    measured=np.float32(0.25), tolerance=np.int64(1), comparator="<=", **P,
+                    setting="a", details={"v": np.arange(2.0), np.int64(3): (1, 2)})
+    assert type(r["measured"]) is float and type(r["tolerance"]) is int
+    assert r["details"] == {"v": [0.0, 1.0], "3": [1, 2]} and r["verdict"] == "holds"
+    assert set(r) == RECORD_KEYS
+    r = _rec(claim="x", paper_ref="p", check="k2", label="m", measured=np.array(2.5),
+                    tolerance=1, comparator="<=", **P)
+    assert r["measured"] == 2.5 and r["verdict"] == "fails"
+    bad = dict(claim="x", paper_ref="p", check="k3", label="m", measured=1.0, tolerance=1.0,
+               comparator="<=", **P)
+    for change, exc in [({"comparator": "~"}, ValueError), ({"expect": "maybe"}, ValueError),
+                        ({"claim": "Bad Id"}, ValueError), ({"paper_ref": " "}, ValueError),
+                        ({"measured": [1.0, 2.0]}, TypeError), ({"measured": True}, TypeError),
+                        ({"measured": 1j}, TypeError), ({"tolerance": math.nan}, ValueError),
+                        ({"details": {"f": object()}}, TypeError),
+                        ({"tolerance_source": None}, ValueError),
+                        ({"tolerance_source": "paper's"}, ValueError),
+                        ({"tolerance": None}, ValueError), ({"kind": "table"}, ValueError),
+                        ({"kind": "reported"}, ValueError),       # with a tolerance
+                        ({"interval": (0.0, 2.0), "comparator": "=="}, ValueError),
+                        ({"interval": (1.5, 2.0)}, ValueError),   # must contain measured
+                        ({"interval": (2.0, 0.0)}, ValueError),
+                        ({"interval": (0.0, math.nan)}, ValueError),
+                        ({"interval": (0.0, 1.0, 2.0)}, ValueError),
+                        ({"interval": (0.0, 2.0), "n_seeds": 1}, ValueError),
+                        ({"interval": (0.0, 2.0), "n_seeds": 3, "interval_kind": "mc95"},
+                         ValueError),
+                        ({"interval": (0.0, 2.0), "interval_kind": "boot"}, ValueError),
+                        ({"n_seeds": 3}, ValueError), ({"decide": 3}, ValueError)]:
+        with pytest.raises(exc):
+            make_record(**{**bad, **change})
+
+
+def test_nan_measured_fails_and_check_raises_even_for_a_control():
+    for expect in ("holds", "fails"):
+        r = _rec(claim="x", paper_ref="p", check="k4", label="m", measured=np.float64("nan"),
+                        tolerance=1.0, comparator="abs<=", expect=expect, **P)
+        assert r["verdict"] == "fails" and "NaN" in r["note"]
+        with pytest.raises(AssertionError, match="NaN"):
+            Record(r).check()
+
+
+def test_record_check_messages():
+    class Item:
+        nodeid = "t.py::test"
+        user_properties: list = []
+
+    item = Item()
+    rec = ClaimRecorder(item, "quick")
+    ok = rec.record(claim="c", paper_ref="eq. 1", check="k5", label="err", measured=0.5, tolerance=1,
+                    comparator="<=", **P)
+    assert ok.check() is ok and ok.holds and rec.unchecked() == []
+    bad = rec.record(claim="c", paper_ref="eq. 1", setting="a", check="k6", label="err", measured=2.0,
+                     tolerance=1, comparator="<=", **P)
+    with pytest.raises(AssertionError, match=r"c/k6/a \[eq. 1\]: err = 2 violates <= 1"):
+        bad.check()
+    ctl = rec.record(claim="c", paper_ref="eq. 1", check="k7", label="err", measured=0.5, tolerance=1,
+                     comparator="<=", expect="fails", **P)
+    with pytest.raises(AssertionError, match="negative control unexpectedly holds"):
+        ctl.check()
+    assert rec.record(claim="c", paper_ref="eq. 1", check="k8", label="err", measured=5, tolerance=1,
+                      comparator="<=", expect="fails", **P).check().verdict == "fails"
+    props = records_from_user_properties(item.user_properties)
+    assert [p["order"] for p in props] == [0, 1, 2, 3]
+    assert {p["test"] for p in props} == {"t.py::test"} and props[0]["profile"] == "quick"
+
+
+def test_to_builtin_torch_and_numbers():
+    torch = pytest.importorskip("torch")
+    from fractions import Fraction
+    assert to_builtin(torch.tensor(1.5)) == 1.5
+    assert to_builtin({"w": torch.ones(2, dtype=torch.float64)}) == {"w": [1.0, 1.0]}
+    assert to_builtin(Fraction(1, 4)) == 0.25 and to_builtin(np.bool_(True)) is True
+    with pytest.raises(TypeError):
+        to_builtin({1, 2})
+
+
+def test_format_value():
+    assert [format_value(v) for v in (0.0, 1.23456e-7, 4.0, 12345678, math.nan, "x")] == \
+        ["0", "1.235e-07", "4", "1.235e+07", "nan", "x"]

@@ -1,0 +1,99 @@
+"""claims/report.py: reported rows, the summary counts and lines, the inconclusive list,
+the payload of ``claims.json`` and its atomic, strict-JSON writing."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from claims import report, stats
+from claims.profiles import QUICK
+from claims.records import ClaimRecorder, make_record
+
+P = {"tolerance_source": "project"}
+
+
+def _rec(**kw) -> dict:
+    """A record as its serialised dict (what the reports and the plugin handle)."""
+    return make_record(**kw).to_dict()
+
+
+def test_reported_rows():
+    class Item:
+        nodeid = "t.py::test_table"
+        user_properties: list = []
+
+    rec = ClaimRecorder(Item(), "quick")
+    row = rec.record(claim="tables", paper_ref="Tab. 2", setting="a", check="k17", label="mse",
+                     kind="reported", **stats.seed_fields([0.2, 0.25, 0.3]))
+    assert rec.unchecked() == [] and row.check() is row
+    d = row.data
+    assert d["verdict"] == "reported" and d["expect"] is None and d["holds_at"] is None
+    assert d["tolerance"] is None and d["comparator"] is None and d["tolerance_source"] is None
+    s = report.summarize([dict(d, outcome="passed")])
+    assert s["claims"]["tables"]["checks"] == 0 and s["claims"]["tables"]["reported"] == 1
+    assert s["total"]["interval_checks"] == 0 and s["total"]["ok"]
+    assert report.summary_lines(s)["tables"] == "tables: 0 checks, 1 reported row (no verdict)"
+    for bad in ({"tolerance": 1.0}, {"comparator": "<="}, {"tolerance_source": "project"},
+                {"expect": "holds"}):
+        with pytest.raises(ValueError, match="reported row has no verdict"):
+            _rec(claim="t", paper_ref="p", check="k18", label="m", measured=1.0, kind="reported",
+                        **bad)
+
+
+def test_summary_counts_inconclusive_and_intervals():
+    recs = []
+    for iv, expect, outcome in [((0.1, 0.9), "holds", "passed"), ((0.5, 1.5), "holds", "passed"),
+                                ((0.5, 1.5), "holds", "passed"), ((1.5, 2.5), "fails", "passed"),
+                                ((0.5, 1.5), "fails", "failed"), (None, "holds", "passed")]:
+        m = 0.5 if iv is None else sum(iv) / 2
+        r = _rec(claim="c", paper_ref="p", check="k19", label="m", measured=m, interval=iv,
+                        n_seeds=None if iv is None else 3, tolerance=1.0, comparator="<=",
+                        expect=expect, **P)
+        r.update(outcome=outcome, test=f"t.py::test_{len(recs)}")
+        recs.append(r)
+    s = report.summarize(recs)
+    t = s["total"]
+    assert (t["checks"], t["hold"], t["inconclusive"], t["controls"], t["unexpected"],
+            t["interval_checks"], t["expected_chance_disagreements"]) == (6, 2, 2, 1, 1, 3, 0.15)
+    assert not t["ok"]
+    lines = report.render_terminal(recs, s)
+    assert any(l.startswith("interval checks: 3 with a 95% interval; about 0.15 (= 0.05 x 3)")
+               for l in lines)
+    inc = report.inconclusive_lines(recs)
+    assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
+    payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})
+    assert payload["schema"] == report.SCHEMA == 5 and len(payload["summary"]["inconclusive"]) == 3
+    assert payload["run"] == {"hypothesis_draws": "derandomized"}
+    assert report.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
+
+
+def test_write_reports_atomic_and_strict_json(tmp_path):
+    recs = [_rec(claim="b", paper_ref="p", check="k20", label="m|n", measured=math.nan,
+                        tolerance=1, comparator="<=", **P),
+            _rec(claim="a", paper_ref="p", check="k21", label="m", measured=math.inf,
+                        tolerance=1, comparator=">=", **P)]
+    for i, r in enumerate(recs):
+        r.update(test=f"t::{i}", order=0, outcome="passed")
+    j, m = report.write_reports(recs, tmp_path / "out", QUICK.as_dict())
+    data = json.loads(j.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
+    assert [r["claim"] for r in data["records"]] == ["a", "b"]
+    assert data["records"][0]["measured"] == "Infinity" and data["records"][1]["measured"] == "NaN"
+    assert "m\\|n" in m.read_text()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["claims.json", "claims.md", "index.html"]
+
+
+def test_summary_line_wording():
+    recs = []
+    for verdict_holds, expect, outcome in [(True, "holds", "passed")] * 7 + \
+            [(False, "fails", "passed")] * 2 + [(False, "holds", "xfailed")]:
+        r = _rec(claim="ar1-optimum", paper_ref="p", check="k22", label="m",
+                        measured=0.0 if verdict_holds else 2.0, tolerance=1.0,
+                        comparator="<=", expect=expect, **P)
+        r["outcome"] = outcome
+        recs.append(r)
+    lines = report.summary_lines(report.summarize(recs))
+    assert lines["ar1-optimum"] == ("ar1-optimum: 10 checks, 7 hold, 2 negative controls "
+                                    "fail as expected, 1 not reproduced (xfail)")
+    assert lines["total"].endswith("all as expected")
