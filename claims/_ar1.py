@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pytest
 
 from claims.seeds import seed_for
 from theory.population import beta_from_weights, feature_list, population_moments

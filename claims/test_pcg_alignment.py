@@ -44,7 +44,7 @@ from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
 from claims.runs import ars_run
 from claims.stats import mc_fields, seed_fields
-from theory.alignment import COSINES, alignment_cosines, eq17_terms
+from theory.alignment import alignment_cosines, eq17_terms
 from theory.ar import context_stats, gd, ols_ar, pcg, predict_ar, query_features
 from theory.population import beta_from_weights
 from theory.systems import SETTINGS, LDSFamily

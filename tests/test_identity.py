@@ -230,9 +230,30 @@ def test_every_trained_ars_record_names_each_runs_stationary_point(name):
             assert r.values is None                   # no headline over several basins
 
 
+def _machine(payload) -> tuple:
+    """What trained weights are reproducible on bit for bit: CPU, torch's vector ISA, torch."""
+    env = payload.get("environment") or {}
+    return env.get("cpu"), env.get("torch_cpu_capability"), env.get("torch")
+
+
+def test_machine_reads_the_environment_and_tells_cpus_apart():
+    quick = _published("quick")
+    assert _machine(quick) == (quick["environment"]["cpu"], quick["environment"]["torch_cpu_capability"],
+                               quick["environment"]["torch"]) and None not in _machine(quick)
+    other = {"environment": dict(quick["environment"], torch_cpu_capability="AVX2")}
+    assert _machine(other) != _machine(quick) and _machine({}) == (None, None, None)
+
+
 def test_a_run_is_headed_for_the_same_point_in_both_profiles():
     """The runs both profiles train (the AR(s) seeds 0-2) are matched by the point: the same
-    basin name and the same point's loss (1e-7, the matching's tolerance) in both files."""
+    basin name and the same point's loss (1e-7, the matching's tolerance) in both files --
+    when both were generated on one CPU with one torch build: elsewhere float32 rounding can
+    send a run to another point (docs/settings.md, "Training"), and the test says so."""
+    machines = {name: _machine(_published(name)) for name in ("quick", "paper")}
+    if machines["quick"] != machines["paper"]:
+        pytest.skip(f"the published runs come from different machines ({machines}); "
+                    "regenerate paper.json on quick.json's machine")
+
     def points(name):
         out = {}
         for r in _published(name)["records"]:
@@ -266,6 +287,10 @@ def test_every_headline_is_a_positive_check_of_both_published_runs(name):
 #: the current claims give the same check, read off a fresh run of the current claims (not
 #: computed by the mapping); the training-sensitivity records (paper profile only) come from
 #: the paper run of schema 3, their ids written by hand from claims/test_sensitivity.py.
+#: ``fresh_runs``: that fresh run's per-run entries (``docs/results/quick.json`` of commit
+#: 1094a56, generated on the machine of the schema 3 run): trained values are reproducible
+#: bit for bit only on one CPU (docs/settings.md, "Training"), so the values a mapped record
+#: must give back are those recorded on the same machine, not the published run of another.
 SCHEMA3 = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))
 
 
@@ -321,15 +346,16 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
         assert (new["runs"] is None) == (fresh["runs"] is None), case["check_id"]
         if new["runs"]:
             assert [(e["run"], e["seed"]) for e in new["runs"]] == [(e["run"], e["seed"]) for e in fresh["runs"]]
-            # the same values (to the last digits a fresh run on another CPU may move,
-            # docs/settings.md, "Training", random streams), so the mapping took each run's own value
-            assert _close([e["value"] for e in new["runs"]], [e["value"] for e in fresh["runs"]]), case["check_id"]
+            same_machine = case["fresh_runs"]             # the fresh run on the schema 3 run's machine
+            assert [(e["run"], e["seed"]) for e in same_machine] == [(e["run"], e["seed"]) for e in fresh["runs"]]
+            # the same values (to the last digits), so the mapping took each run's own value
+            assert _close([e["value"] for e in new["runs"]], [e["value"] for e in same_machine]), case["check_id"]
             # the run's own standard error and extras are the same too, where schema 3 kept them
             lacks_stderr = case["check_id"].startswith("kalman-parity/trained-mse-ratio/")
             assert _close([(e["stderr"], e["extra"]) for e in new["runs"]],
                           [(None if lacks_stderr else e["stderr"],
                             {k: v for k, v in e["extra"].items() if not (by_basin and k not in n["extra"])})
-                           for e, n in zip(fresh["runs"], new["runs"])]), case["check_id"]
+                           for e, n in zip(same_machine, new["runs"])]), case["check_id"]
     with pytest.raises(ValueError, match="no schema-3 mapping"):
         upgrade_record({"claim": "nobody", "test": "claims/test_x.py::test_y", "metric": "m"})
     stack = next(c["record"] for c in SCHEMA3 if c["check_id"].startswith("depth/training-loss-tails/"))
