@@ -2,7 +2,24 @@
 
 Claims (``test_<claim>.py``; shared pieces of the AR(1) claims in ``_ar1.py``, of the AR(s)
 claims in ``_ars.py`` -- their runs, moments, optimum and the basin each run is headed for --
-and of the Kalman, depth and shift claims in ``_lds.py``) and the harness:
+and of the Kalman, depth and shift claims in ``_lds.py``):
+
+- ``test_ar1_kappa.py``          ar1-optimum, part 1: kappa of eq. 15, exact against quadrature
+  and an independent Monte Carlo.
+- ``test_ar1_optimum.py``        ar1-optimum: Theorem 4.1's global optimum, and trained AR(1) layers.
+- ``test_gd_equivalence.py``     gd-equivalence: theta* is one gradient step on L_AR(1).
+- ``test_banding.py``            banding: Lemma 4.1's parity structure for s >= 2, exact and trained.
+- ``test_pcg_alignment.py``      pcg-alignment: eq. 17-18, the layer against two PCG steps.
+- ``test_training_basins.py``    training-basins (ours): where training takes the AR(s) layers;
+  noise-free twins.
+- ``test_kalman_parity.py``      kalman-parity: trained layers and baselines against the filter.
+- ``test_improper_learning.py``  improper-learning: AR(s) predictors approach the filter in s.
+- ``test_depth.py``              depth: the second source's construction, optima, closed forms.
+- ``test_spectral_shift.py``     spectral-shift: trained at radius 0.9, tested up to 1.05.
+- ``test_sensitivity.py``        training-sensitivity (ours, paper profile): the AR(1) verdicts
+  under choices the paper leaves open.
+
+The harness:
 
 - :mod:`claims.records`   how a check records what it measured, its interval and verdict
   (``claim.record(...).check()``): the record type ``ClaimRecord`` with its ``check_id``,

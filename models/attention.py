@@ -25,7 +25,7 @@ from theory.validation import (check_choice, check_finite_array, check_nonneg_re
 
 from .runtime import resolve_device
 
-__all__ = ["build_tokens", "LinearSelfAttention", "StackedAttention", "DTYPES", "MAX_WINDOW"]
+__all__ = ["build_tokens", "LinearSelfAttention", "StackedAttention", "DTYPES", "MAX_WINDOW", "init_scale_limit"]
 
 #: the floating dtypes a layer holds its weights in.
 DTYPES = (torch.float32, torch.float64)
@@ -56,6 +56,13 @@ def _as_matrix(name, W, dtype) -> torch.Tensor:
     return torch.as_tensor(check_finite_array(name, W, ndim=None), dtype=dtype)
 
 
+def init_scale_limit(dtype: torch.dtype) -> float:
+    """The largest ``init_scale`` whose normal draws stay finite in ``dtype``: the dtype's
+    largest value over 16 (torch.randn's Box-Muller draws stay below 9 in magnitude: at most
+    sqrt(-2 ln 2^-53) = 8.6 in float64)."""
+    return float(torch.finfo(dtype).max) / 16
+
+
 class LinearSelfAttention(nn.Module):
     """One linear attention layer for window ``s``: parameters W_V, W_QK of size (s+1, s+1).
 
@@ -73,6 +80,9 @@ class LinearSelfAttention(nn.Module):
         check_choice("dtype", dtype, DTYPES)
         check_choice("init", init, ("normal", "zeros"))
         init_scale = check_nonneg_real("init_scale", init_scale)
+        if init_scale > init_scale_limit(dtype):
+            raise ValueError(f"init_scale must be <= {init_scale_limit(dtype):.4g} for {dtype} (finite "
+                             f"initial weights), got {init_scale!r}")
         if generator is not None:
             check_type("generator", generator, torch.Generator, "a torch.Generator or None")
         if device is not None:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from models.attention import init_scale_limit
 from theory.systems import SETTINGS, LDSFamily
 from theory.validation import check_choice, check_int, check_real, check_type, check_window
 
@@ -168,12 +169,13 @@ class TrainConfig:
         if self.grad_clip is not None:
             put("grad_clip", check_real("grad_clip", self.grad_clip, minimum=0.0, strict_min=True))
         check_choice("init", self.init, _INITS)
-        put("init_scale", check_real("init_scale", self.init_scale, minimum=0.0))
+        check_choice("dtype", self.dtype, tuple(DTYPES))
+        put("init_scale", check_real("init_scale", self.init_scale, minimum=0.0,
+                                     maximum=init_scale_limit(DTYPES[self.dtype])))
         seed = check_int("seed", self.seed, 0)
         if seed >= 2 ** 63:
             raise ValueError(f"seed must be < 2**63, got {seed}")
         put("seed", seed)
-        check_choice("dtype", self.dtype, tuple(DTYPES))
         check_choice("forward", self.forward, _FORWARDS)
         self.family()  # the data parameters (radius included) are validated by the theory's own class
 

@@ -10,7 +10,7 @@ lagged second moments of the context, by one small matrix product) and the loss
 1/2 mean (beta . F - y_T)^2 with beta[r,l,m] = b_r W_QK[l,m] built *from the layer's
 own parameters* ``W_V`` and ``W_QK``; autograd differentiates through beta to them.
 This is the same function of (W_V, W_QK) as the full forward pass, not an
-approximation (``tests/test_trainer.py`` checks loss and gradients against
+approximation (``tests/test_features.py`` checks loss and gradients against
 ``LinearSelfAttention.forward`` to 1e-12 in float64).
 
 Example: y = 1..6 (T = 6), s = 1, so n = 4 and z_q = (y_5) = (5)::

@@ -29,7 +29,7 @@ d          A = P^-1 diag(lambda) P: R = P = I + 0.3 G / sqrt(d), G iid N(0, 1),
            (:func:`_observation_vector`).
 =========  ==============================================================================
 
-``tests/test_trainer.py`` checks the simulation against the theory's exact covariance
+``tests/test_sampler.py`` checks the simulation against the theory's exact covariance
 given the systems (:meth:`TorchLDSSampler.systems` turns a draw into
 ``theory.systems.Systems``), the law of the systems against the numpy sampler, and the
 marginal moments against the exact setting-(a) moments.

@@ -2,7 +2,9 @@
 
 Oracles: the layer's own forward pass (models.attention, float64) for eq. 17; the
 gauge (b, W) -> (g b, W / g) for the invariance of the cosines; s = 1, where every
-direction is a multiple of g.
+direction is a multiple of g; for each candidate cosine, a hand computation of a small
+s = 2 case (loops over the context, two PCG steps written out) where the candidates and
+the one- and two-step PCG iterates differ.
 """
 from __future__ import annotations
 
@@ -95,3 +97,52 @@ def test_layer_parts_and_validation():
         layer_parts(np.zeros((2, 2)), W_QK, 2)
     with pytest.raises(ValueError, match="^W_QK must be finite"):
         layer_parts(W_V, np.full((3, 3), np.nan), 2)
+
+
+# ------------------------------------------------------------- a hand computation, s = 2
+def _hand_cosines(y, W_V, W_QK):
+    """docs/math.md section 6, written out for s = 2 with loops and 2-vectors only: the
+    context tokens x_t = (y_t, y_{t+1}) -> y_{t+2}, t = 1..n, n = T - 3; two PCG steps from
+    0 in the Hestenes-Stiefel form of the paper's eq. 18."""
+    n = len(y) - 3
+    H, g, gamma = np.zeros((2, 2)), np.zeros(2), 0.0
+    for t in range(n):
+        x, target = np.array([y[t], y[t + 1]]), y[t + 2]
+        H += np.outer(x, x) / n
+        g += x * target / n
+        gamma += target * target / n
+    q, b_y = W_V[2, :2], W_V[2, 2]
+    P, p = W_QK[:2, :2].T, W_QK[2, :2]
+
+    def cos(u, v):
+        return float(u @ v / np.sqrt((u @ u) * (v @ v)))
+
+    first = P @ H @ q
+    xi_2 = q @ g + b_y * gamma
+    w_attn = first + b_y * (P @ g) + xi_2 * p
+    r0 = g
+    u0 = P @ r0
+    d0 = u0
+    a0 = (r0 @ u0) / (d0 @ H @ d0)
+    w1 = a0 * d0
+    r1 = r0 - a0 * (H @ d0)
+    u1 = P @ r1
+    d1 = u1 + (r1 @ u1) / (r0 @ u0) * d0
+    w2 = w1 + (r1 @ u1) / (d1 @ H @ d1) * d1
+    residual = g - H @ (first + b_y * (P @ g))
+    return {"cos_1": cos(first, P @ H @ P @ g), "cos_2": cos(w_attn, w2),
+            "cos_3": cos(xi_2 * p, P @ residual), "cos_2_one_step": cos(w_attn, w1)}
+
+
+def test_cosines_against_a_hand_computation_where_one_and_two_steps_differ():
+    y = np.array([1.0, 2.0, -1.0, 0.5, 1.5, -2.0, 0.75, 0.25])
+    W_V = np.array([[9.0, 9.0, 9.0], [9.0, 9.0, 9.0], [0.3, -0.2, 0.7]])   # rows 0, 1 unused
+    W_QK = np.array([[3.0, 0.5, 9.0], [0.25, 0.5, 9.0], [0.4, -0.3, 9.0]])  # column 2 meets z_q's 0
+    hand = _hand_cosines(y, W_V, W_QK)
+    got = alignment_cosines(W_V, W_QK, y, 2)
+    for name in COSINES:
+        assert float(got[name]) == pytest.approx(hand[name], rel=1e-12, abs=1e-12), name
+    # the case separates the candidates and the PCG step count (a one-step slip shows)
+    assert abs(hand["cos_2"] - hand["cos_2_one_step"]) > 0.05
+    assert len({round(hand[name], 3) for name in COSINES}) == 3
+    assert all(abs(hand[name]) < 0.999 for name in COSINES)

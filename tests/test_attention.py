@@ -265,3 +265,25 @@ def test_prediction_is_linear_in_W_V(s, scale, seed):
     scaled = LinearSelfAttention.from_weights(scale * W_V, W_QK, dtype=torch.float64).predict(y)
     np.testing.assert_allclose(scale * base.detach().numpy(), scaled.detach().numpy(), rtol=1e-12, atol=1e-12)
     assert float(build_tokens(y, s)[:, s, -1].abs().max()) == 0.0
+
+
+def test_an_init_scale_that_can_overflow_the_dtype_is_refused():
+    """Found by the fuzz tests' check of accepted values: init_scale = 1e308 gave non-finite
+    initial weights for some draws.  Refused for every draw, by the bound (the dtype's
+    largest value over 16, above any torch.randn draw), in the layer and in TrainConfig."""
+    from models.attention import init_scale_limit
+    from models.config import TrainConfig
+
+    for dtype, name in ((torch.float64, "float64"), (torch.float32, "float32")):
+        limit = init_scale_limit(dtype)
+        assert torch.finfo(dtype).max / 17 < limit < torch.finfo(dtype).max / 15
+        for init in ("normal", "zeros"):
+            with pytest.raises(ValueError, match="^init_scale must be <= "):
+                LinearSelfAttention(1, init=init, init_scale=limit * 1.01, dtype=dtype)
+        with pytest.raises(ValueError, match="^init_scale must be <= "):
+            TrainConfig(init_scale=limit * 1.01, dtype=name)
+        gen = torch.Generator().manual_seed(0)
+        big = LinearSelfAttention(4, init_scale=limit, dtype=dtype, generator=gen)
+        assert torch.isfinite(big.W_V).all() and torch.isfinite(big.W_QK).all()
+    # the largest normal draw torch can make in float64 times the bound stays finite
+    assert 8.6 * init_scale_limit(torch.float64) < torch.finfo(torch.float64).max

@@ -4,7 +4,10 @@ What must hold for every case (hypothesis draws them; each case at most 5 s, the
 hypothesis deadline):
 
 - constructors: they either build the object or raise one ``ValueError`` -- never
-  another exception type (TypeError, OverflowError, NotImplementedError, ...);
+  another exception type (TypeError, OverflowError, NotImplementedError, ...); an object
+  they build holds only valid values of the documented types (finite, within bounds, ints
+  that are not bools, float64 arrays of the documented shapes): a bad value silently
+  accepted fails;
 - the command line: the exit status is 0, 1 or 2, nothing escapes ``main`` and stderr
   holds no traceback; output asked for as JSON parses as strict JSON (no NaN, no
   Infinity).  ``train`` runs only with steps <= 5 and batch <= 8; ``train`` and ``cache``
@@ -49,10 +52,48 @@ BAD_VALUES = st.one_of(
 
 
 def _ok_or_value_error(build):
+    """The built object, or None when the constructor refused with a ValueError."""
     try:
-        build()
+        return build()
     except ValueError:
-        pass
+        return None
+
+
+def _is_int(x, minimum) -> bool:
+    return type(x) is int and x >= minimum
+
+
+def _is_real(x, minimum, maximum=math.inf) -> bool:
+    return type(x) is float and math.isfinite(x) and minimum <= x <= maximum
+
+
+def _valid_family(f: LDSFamily) -> None:
+    from theory.systems import MAX_RADIUS, SETTINGS
+    assert f.setting in SETTINGS and _is_int(f.d, 1) and _is_int(f.T, 3), f
+    assert all(_is_real(getattr(f, k), 0.0) for k in ("sigma_w", "sigma_v", "sigma_0")), f
+    assert _is_real(f.cond_max, 1.0) and _is_real(f.radius, 0.0, MAX_RADIUS), f
+
+
+def _valid_systems(sy: Systems) -> None:
+    m, d = sy.c.shape
+    shapes = {"A": (m, d, d), "c": (m, d), "Sigma_w": (d, d), "Sigma_0": (d, d)}
+    for name, shape in shapes.items():
+        a = getattr(sy, name)
+        assert a.dtype == np.float64 and a.shape == shape and np.isfinite(a).all(), name
+    assert _is_real(sy.sigma_v, 0.0) and (sy.T is None or _is_int(sy.T, 1))
+    assert sy.lam is None or (sy.lam.shape == (m, d) and np.array_equal(sy.lam, np.diagonal(sy.A, axis1=1, axis2=2)))
+
+
+def _valid_config(c: TrainConfig) -> None:
+    assert all(_is_int(getattr(c, k), lo) for k, lo in
+               (("s", 1), ("d", 1), ("T", c.s + 2), ("layers", 1), ("steps", 1), ("batch", 1), ("seed", 0))), c
+    assert c.warmup_steps is None or (_is_int(c.warmup_steps, 0) and c.warmup_steps <= c.steps), c
+    assert _is_real(c.lr, 0.0) and c.lr > 0 and _is_real(c.lr_min, 0.0, c.lr) and _is_real(c.eps, 0.0) and c.eps > 0
+    assert _is_real(c.weight_decay, 0.0) and _is_real(c.init_scale, 0.0), c
+    assert type(c.betas) is tuple and len(c.betas) == 2 and all(_is_real(b, 0.0, 1.0) and b < 1 for b in c.betas)
+    assert c.grad_clip is None or (_is_real(c.grad_clip, 0.0) and c.grad_clip > 0), c
+    _valid_family(c.family())
+    assert TrainConfig.from_dict(json.loads(json.dumps(c.to_dict()))) == c      # strict JSON round trip
 
 
 def _one_bad(valid: dict, draw_key, draw_value):
@@ -68,7 +109,9 @@ FAMILY = dict(setting="a", d=3, T=8, sigma_w=0.1, sigma_v=0.1, sigma_0=1.0, cond
 @given(key=st.sampled_from(sorted(FAMILY)), value=BAD_VALUES, key2=st.sampled_from(sorted(FAMILY)),
        value2=BAD_VALUES)
 def test_family_constructor(key, value, key2, value2):
-    _ok_or_value_error(lambda: LDSFamily(**_one_bad(_one_bad(FAMILY, key, value), key2, value2)))
+    f = _ok_or_value_error(lambda: LDSFamily(**_one_bad(_one_bad(FAMILY, key, value), key2, value2)))
+    if f is not None:
+        _valid_family(f)
 
 
 @FUZZ
@@ -76,7 +119,9 @@ def test_family_constructor(key, value, key2, value2):
 def test_systems_constructor(key, value):
     good = dict(A=np.eye(2)[None] * 0.5, c=np.ones((1, 2)), Sigma_w=np.eye(2), Sigma_0=np.eye(2),
                 sigma_v=0.1, lam=None, T=5)
-    _ok_or_value_error(lambda: Systems(**_one_bad(good, key, value)))
+    sy = _ok_or_value_error(lambda: Systems(**_one_bad(good, key, value)))
+    if sy is not None:
+        _valid_systems(sy)
 
 
 TRAIN_FIELDS = ["setting", "s", "d", "T", "sigma_w", "sigma_v", "sigma_0", "cond_max", "steps", "batch",
@@ -87,23 +132,33 @@ TRAIN_FIELDS = ["setting", "s", "d", "T", "sigma_w", "sigma_v", "sigma_0", "cond
 @FUZZ
 @given(key=st.sampled_from(TRAIN_FIELDS), value=BAD_VALUES)
 def test_train_config_constructor(key, value):
-    _ok_or_value_error(lambda: TrainConfig(**{key: value}))
+    c = _ok_or_value_error(lambda: TrainConfig(**{key: value}))
+    if c is not None:
+        _valid_config(c)
 
 
 @FUZZ
 @given(key=st.sampled_from(["s", "init", "init_scale", "dtype", "generator"]), value=BAD_VALUES,
        w=BAD_VALUES, dtype=st.sampled_from([torch.float64, torch.float32, torch.int32, torch.float16, "x"]))
 def test_layer_constructors(key, value, w, dtype):
-    _ok_or_value_error(lambda: LinearSelfAttention(**_one_bad({"s": 1}, key, value)))
-    _ok_or_value_error(lambda: LinearSelfAttention.from_weights(w, np.eye(2), dtype=dtype))
-    _ok_or_value_error(lambda: LinearSelfAttention.from_weights(np.eye(2), w))
+    for layer in (_ok_or_value_error(lambda: LinearSelfAttention(**_one_bad({"s": 1}, key, value))),
+                  _ok_or_value_error(lambda: LinearSelfAttention.from_weights(w, np.eye(2), dtype=dtype)),
+                  _ok_or_value_error(lambda: LinearSelfAttention.from_weights(np.eye(2), w))):
+        if layer is not None:
+            assert _is_int(layer.s, 1)
+            for W in (layer.W_V, layer.W_QK):
+                assert W.shape == (layer.s + 1, layer.s + 1) and W.dtype in (torch.float32, torch.float64)
+                assert torch.isfinite(W).all()
 
 
 @FUZZ
 @given(family=st.one_of(BAD_VALUES, st.just(LDSFamily("b", d=2, T=5))), device=BAD_VALUES,
        dtype=st.sampled_from([torch.float32, torch.float64, torch.int64, None, "float32"]))
 def test_sampler_constructor(family, device, dtype):
-    _ok_or_value_error(lambda: TorchLDSSampler(family, device=device, dtype=dtype))
+    sampler = _ok_or_value_error(lambda: TorchLDSSampler(family, device=device, dtype=dtype))
+    if sampler is not None:
+        assert sampler.family is family and sampler.dtype in (torch.float32, torch.float64)
+        assert isinstance(sampler.device, torch.device)
 
 
 @FUZZ
@@ -113,11 +168,18 @@ def test_sampler_constructor(family, device, dtype):
        pvalue=BAD_VALUES)
 def test_fingerprint_and_profile_constructors(key, value, pkey, pvalue):
     good = dict(sources="0" * 64, torch="2.13.0", numpy="2.0", device="cpu", dtype="float32")
-    _ok_or_value_error(lambda: Fingerprint(**_one_bad(good, key, value)))
+    fp = _ok_or_value_error(lambda: Fingerprint(**_one_bad(good, key, value)))
+    if fp is not None:
+        assert all(type(getattr(fp, k)) is str and getattr(fp, k) for k in good), fp
     prof = dict(name="x", description="d", train_steps=1, train_batch=1, stack_batch=1, n_seeds=2,
                 mc_trajectories=2, mc_systems=2, heldout_sequences=2, hypothesis_examples=1, multistart=1, twins=1,
                 coef_rel_tol=0.01, depth_stacks=False)
-    _ok_or_value_error(lambda: Profile(**_one_bad(prof, pkey, pvalue)))
+    p = _ok_or_value_error(lambda: Profile(**_one_bad(prof, pkey, pvalue)))
+    if p is not None:
+        assert type(p.name) is str and p.name and type(p.depth_stacks) is bool
+        assert all(_is_int(getattr(p, k), 1) for k in ("train_steps", "stack_batch", "n_seeds", "mc_systems",
+                                                       "multistart")), p
+        assert _is_real(p.coef_rel_tol, 0.0) and p.coef_rel_tol > 0, p
 
 
 # --------------------------------------------------------------------------- the command line

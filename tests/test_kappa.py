@@ -1,5 +1,5 @@
-"""Tests for theory.kappa, theory.kappa_exact, theory.kappa_forms: kappa of Theorem 4.1 (eq. 15),
-docs/math.md section 4.
+"""Tests for theory.kappa and theory.kappa_exact: kappa of Theorem 4.1 (eq. 15), docs/math.md
+section 4 (the moment forms of theory.kappa_forms: tests/test_kappa_forms.py).
 
 Routes cross-checked against each other:
 exact rational (Kronecker substitution)  <->  brute-force Isserlis through
@@ -35,13 +35,7 @@ from theory.kappa import (
     moment_forms,
 )
 from theory.kappa_forms import Layout
-from theory.reference import (
-    coordinate_covariance_poly,
-    exact_moments_a,
-    gaussian_moments,
-    kappa_symbolic,
-    pairings,
-)
+from theory.reference import coordinate_covariance_poly, exact_moments_a, kappa_symbolic
 from theory.systems import LDSFamily
 
 REF = 0.2052454015138651           # docs/math.md section 4 (setting a, d=5, T=30, 0.1, 0.1, I)
@@ -58,19 +52,6 @@ def _brute_moments(T, d, sw2, sv2, s02, lo=0, hi=None):
     num = sum(exact_moments_a([(a, b, i, j) for i, j in pr], T, d, sw2, sv2, s02))
     den = sum(exact_moments_a([(a, a, i, j, k, l) for i, j in pr for k, l in pr], T, d, sw2, sv2, s02))
     return num, den
-
-
-def _isserlis_fraction(K, tuples) -> Fraction:
-    """sum over tuples of E[y_i1 ... y_ik] for y ~ N(0, K), K an object array of Fractions:
-    Isserlis' sum over the perfect matchings of theory.reference.pairings, in exact arithmetic."""
-    total = Fraction(0)
-    for t in tuples:
-        for matching in pairings(len(t)).tolist():
-            term = Fraction(1)
-            for p, q in matching:
-                term *= K[t[p], t[q]]
-            total += term
-    return total
 
 
 # --------------------------------------------------------------------------- reference
@@ -128,48 +109,6 @@ def test_to_json_plain_types():
     json.dumps(js)
     for v in js["details"].values():
         assert type(v) in (int, float, str)
-
-
-# --------------------------------------------------------------------------- forms
-
-@settings(max_examples=25)
-@given(T=st.integers(3, 8), seed=st.integers(0, 2**32 - 1))
-def test_moment_forms_equal_isserlis(T, seed):
-    """M2 / M3 (Magnus) equal the brute-force Wick sums for an arbitrary SPD K."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((T, T + 2))
-    K = X @ X.T / (T + 2) + 0.1 * np.eye(T)
-    a, b = T - 2, T - 1
-    pr = [(i, i + 1) for i in range(T - 2)]
-    num_b = gaussian_moments(K, [(a, b, i, j) for i, j in pr]).sum()
-    den_b = gaussian_moments(K, [(a, a, i, j, k, l) for i, j in pr for k, l in pr]).sum()
-    num, den = moment_forms(K)
-    assert num == pytest.approx(num_b, rel=1e-12, abs=1e-12 * den_b)
-    assert den == pytest.approx(den_b, rel=1e-12)
-    # batched and object (exact) versions agree
-    nb, db = moment_forms(np.stack([K, 2 * K]))
-    assert nb[1] == pytest.approx(4 * num, rel=1e-12, abs=1e-12 * den) and db[1] == pytest.approx(8 * den, rel=1e-12)
-    # the object (exact) version on a dyadic rounding Kq of K equals Isserlis' sum in
-    # Fractions on that same Kq, exactly
-    Kq = np.array([[Fraction(int(v * 2**20), 2**20) for v in row] for row in (K + K.T) / 2], dtype=object)
-    nq, dq = moment_forms(Kq)
-    assert isinstance(nq, Fraction) and isinstance(dq, Fraction)
-    assert nq == _isserlis_fraction(Kq, [(a, b, i, j) for i, j in pr])
-    assert dq == _isserlis_fraction(Kq, [(a, a, i, j, k, l) for i, j in pr for k, l in pr])
-    assert float(dq) == pytest.approx(den, rel=1e-5)     # Kq is K rounded to 2^-20
-
-
-def test_integrands_are_even_in_lambda():
-    """Parity (module doc): the d = 1 integrands are even in lambda."""
-    T = 9
-    G = coordinate_covariance_poly(T, 1, Fraction(1, 50), Fraction(1, 30), 1)
-    for lam in (0.3, 0.77, 0.95):
-        def mat(x):
-            return np.array([[sum(float(c) * x ** m for m, c in enumerate(G(i, j))) for j in range(T)]
-                             for i in range(T)])
-        n1, d1 = moment_forms(mat(lam))
-        n2, d2 = moment_forms(mat(-lam))
-        assert n1 == pytest.approx(n2, rel=1e-13) and d1 == pytest.approx(d2, rel=1e-13)
 
 
 # --------------------------------------------------------------------------- exact engine

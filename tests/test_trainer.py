@@ -321,3 +321,27 @@ def test_radius_scales_the_eigenvalues_of_every_sampler():
     from theory.population import population_moments
     with pytest.raises(ValueError, match="^radius must be 1 for the coordinate quadrature"):
         population_moments(fam, 1)
+
+
+def test_eval_loss_is_the_held_out_loss_of_the_returned_weights():
+    """A result's ``eval_loss``, recomputed from its own fields by another route: the
+    held-out batch (the trainer's evaluation stream, two shards at batch 3000) predicted by
+    theory.ar's eq. 17 predictor from the returned W_V, W_QK in numpy, 1/2 the mean squared
+    error of y_T.  Weights off by a millionth, the initial weights or a loss without the
+    1/2 give another number."""
+    from models.trainer import _STREAM_EVAL, _Batches
+    from theory.ar import attention_ar_weights, query_features
+
+    r = train(TrainConfig(seed=1, steps=50, batch=3000, lr=1e-2), device="cpu", progress=False)
+    batches = _Batches(r.config, TorchLDSSampler(r.config.family(), dtype=torch.float64), _STREAM_EVAL,
+                       r.config.batch, False, 1)
+    assert len(batches.sizes) == 2
+    y = batches.join([batches.shard(0, j) for j in range(len(batches.sizes))]).T.numpy()
+    assert y.shape == (3000, r.config.T)
+
+    def held_out(W_V, W_QK):
+        pred = np.einsum("ni,ni->n", attention_ar_weights(W_V, W_QK, y, 1), query_features(y, 1))
+        return 0.5 * np.mean((pred - y[:, -1]) ** 2)
+
+    assert r.eval_loss == pytest.approx(held_out(r.W_V, r.W_QK), rel=1e-10)
+    assert abs(held_out(r.W_V * (1 + 1e-6), r.W_QK) - r.eval_loss) > 1e-9 * r.eval_loss
