@@ -115,8 +115,9 @@ def ar1_weight_figure(plt, data, path) -> dict:
     settings = sorted(data)
     cols = {st: [f for f in ("value", "key") if f in data[st]["families"]] or ["value"] for st in settings}
     ncol = max(len(cols[st]) + len(data[st]["runs"]) for st in settings)
-    fig, axes = plt.subplots(2 * len(settings), ncol, figsize=(1.45 * ncol + 1.0, 2.6 * len(settings) + 0.9),
+    fig, axes = plt.subplots(2 * len(settings), ncol, figsize=(1.45 * ncol + 1.0, 3.0 * len(settings) + 1.0),
                              squeeze=False)
+    fig.subplots_adjust(hspace=0.55, top=1 - 1.4 / (3.0 * len(settings) + 1.0), bottom=0.02)
     limits = {}
     for i, st in enumerate(settings):
         kappa = data[st]["kappa"]
@@ -138,8 +139,8 @@ def ar1_weight_figure(plt, data, path) -> dict:
             im_q = _matrix(ax_q, Q, lim_q, "W_QK")
         fig.colorbar(im_v, ax=list(axes[2 * i]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
         fig.colorbar(im_q, ax=list(axes[2 * i + 1]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
-    fig.suptitle("Theorem 4.1 (the paper's Fig. 1b, c): trained AR(1) weights of every seed beside theta* "
-                 "(eq. 15, kappa of the setting), in theta*'s gauge (largest |b| = +1, b = row 2 of W_V); "
+    fig.suptitle("Theorem 4.1 (the paper's Fig. 1b, c): trained AR(1) weights of every seed beside theta*\n"
+                 "(eq. 15, kappa of the setting), in theta*'s gauge (largest |b| = +1, b = row 2 of W_V);\n"
                  "row 1 of W_V does not enter the prediction", fontsize=8)
     fig.savefig(path, dpi=80)
     plt.close(fig)
@@ -169,6 +170,11 @@ def loss_data(records) -> list[dict]:
     return panels
 
 
+def _plain_ticks(value, _pos=None) -> str:
+    """Tick labels of the log axes as plain numbers (1.2, not 1.2 x 10^0)."""
+    return f"{value:g}"
+
+
 def loss_figure(plt, panels, path, cols: int = 4) -> None:
     """Training loss / L* against steps, every run, one panel per cell (log axis)."""
     rows = -(-len(panels) // cols)
@@ -179,11 +185,15 @@ def loss_figure(plt, panels, path, cols: int = 4) -> None:
             ax.plot(steps, np.asarray(curve, dtype=float) / p["L_star"], lw=0.8, color=f"C{k % 10}",
                     label=f"seed {k}")
         ax.axhline(1.0, color="k", lw=1.0, label="L* (optimum)")
-        for loss, name in p["basin_losses"]:
-            if not name.startswith("optimum"):
-                ax.axhline(loss / p["L_star"], color="0.5", lw=0.8, ls="--")
-                ax.text(steps[-1], loss / p["L_star"], name, fontsize=5, ha="right", va="bottom", color="0.3")
+        others = [(loss, name) for loss, name in p["basin_losses"] if not name.startswith("optimum")]
+        for k, (loss, name) in enumerate(others):
+            ax.axhline(loss / p["L_star"], color="0.5", lw=0.8, ls="--")
+            # labels of nearby lines staggered along the axis so that they do not overprint
+            ax.text(steps[-1] * (1 - 0.38 * (k % 3)), loss / p["L_star"], name, fontsize=5, ha="right",
+                    va="bottom", color="0.3")
         ax.set_yscale("log")
+        for axis_formatter in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+            axis_formatter(_plain_ticks)
         ax.set_title(p["title"], fontsize=8)
         ax.set_xlabel("step", fontsize=7)
         ax.set_ylabel("training loss / L*", fontsize=7)
