@@ -37,6 +37,27 @@ def test_predictions_are_finite_and_no_better_than_the_filter():
     assert diff.mean() > -3 * diff.std(ddof=1) / np.sqrt(diff.size)
 
 
+def test_failed_counts_the_sequences_without_a_prediction(monkeypatch):
+    """``failed`` is the number of NaN predictions: a sequence whose identification raises
+    (here the second, by a stand-in for the package's fit) is NaN and counted; its
+    neighbours are still predicted."""
+    import theory.n4sid as n4
+
+    real = n4._one
+
+    def flaky(y, order, block_rows):
+        if y[0] == 123.0:
+            raise np.linalg.LinAlgError("singular")
+        return real(y, order, block_rows)
+
+    monkeypatch.setattr(n4, "_one", flaky)
+    y = LDSFamily("a", d=2, T=30).sample(np.random.default_rng(6), 3)[1]
+    y[1, 0] = 123.0
+    res = n4sid_predict(y)
+    assert res.failed == 1 and np.isnan(res.prediction[1]) and np.isfinite(res.prediction[[0, 2]]).all()
+    assert np.isnan(res.poles[1]).all()
+
+
 def test_arguments_are_checked():
     y = np.zeros((2, 30))
     with pytest.raises(ValueError, match="^order must be <="):

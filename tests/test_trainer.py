@@ -98,6 +98,8 @@ def test_result_fields_and_round_trip(tiny_result):
     assert r.device == "cpu" and r.wall_seconds > 0 and r.history_every == 1
     assert len(r.loss_history) == TINY["steps"] and np.all(np.isfinite(r.loss_history))
     assert r.final_window == 6 and r.final_loss == pytest.approx(r.loss_history[-6:].mean())
+    # one history point per step here, so the window's standard error is recomputable too
+    assert r.final_loss_stderr == pytest.approx(r.loss_history[-6:].std(ddof=1) / math.sqrt(6), rel=1e-6)
     d = json.loads(json.dumps(r.to_dict()))
     back = TrainResult.from_dict(d)
     assert back.config == r.config
