@@ -1,7 +1,8 @@
 """Shared test setup for the core-module tests.
 
 Makes ``tests/_oracles.py`` (independent, loop-based reference implementations and
-deliberately wrong variants) importable as ``_oracles`` from every test folder,
+deliberately wrong variants) and ``tests/_figkeep.py`` (a ``plt`` that keeps the figures
+for the figure tests) importable as ``_oracles`` and ``_figkeep`` from every test folder,
 including ``tests/benchmarks/`` (there is no ``__init__.py`` under ``tests/``).
 """
 from __future__ import annotations

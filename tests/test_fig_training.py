@@ -16,19 +16,7 @@ from claims import fig_training as ft  # noqa: E402
 from claims.figures import claim_of, render_figures  # noqa: E402
 from models.attention import LinearSelfAttention  # noqa: E402
 from theory.ar import ar1_optimal_weights  # noqa: E402
-
-
-class _Keep:
-    """``plt`` whose ``close`` keeps the figure for inspection."""
-
-    def __init__(self):
-        self.figs = []
-
-    def __getattr__(self, name):
-        return getattr(_plt, name)
-
-    def close(self, fig=None):
-        self.figs.append(fig)
+from _figkeep import Keep as _Keep  # noqa: E402
 
 
 class _Run:

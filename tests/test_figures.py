@@ -81,19 +81,7 @@ import matplotlib.pyplot as _plt  # noqa: E402
 import pytest  # noqa: E402
 
 from claims import figures  # noqa: E402
-
-
-class _Keep:
-    """``plt`` for a figure function that keeps the figure open (its ``close`` records it)."""
-
-    def __init__(self):
-        self.figs = []
-
-    def __getattr__(self, name):
-        return getattr(_plt, name)
-
-    def close(self, fig=None):
-        self.figs.append(fig)
+from _figkeep import Keep as _Keep  # noqa: E402
 
 
 def _trained(check, setting, values, tol, comparator, verdict=None, basins=None):
