@@ -24,7 +24,9 @@ The harness:
 - :mod:`claims.records`   how a check records what it measured, its interval and verdict
   (``claim.record(...).check()``): the record type ``ClaimRecord`` with its ``check_id``,
   coordinates and per-run entries.
-- :mod:`claims.runs`      run ids: the name of each trained run, from its configuration.
+- :mod:`claims.runs`      the run store: every trained run a claim uses -- its id, its
+  configuration (the only definition; the command line reads it too), its weights
+  (``trained``) -- and the runs of each claim.
 - :mod:`claims.headlines` the headline checks of each claim (the paper's statements).
 - :mod:`claims.legacy`    reports of the previous schema (3) mapped to check ids.
 - :mod:`claims.display`   how values, criteria and intervals are shown in the reports.
@@ -52,6 +54,13 @@ The harness:
 - :mod:`claims.runopts`   the options of the current run (random draws, retraining).
 - :mod:`claims.compare`   ``python -m claims.compare BEFORE.json AFTER.json``: do two
   reports agree (timings and node ids aside)?
+
+The command line, on top of everything it calls (nothing in theory/ or models/ imports
+claims/; tests/test_layers.py):
+
+- :mod:`claims.cli`       ``ldsicl``: the parser, its help and ``main``.
+- :mod:`claims.commands`  what each subcommand does (kappa, train -- with ``--claim`` a
+  claim's own run --, runs, optimum, report, cache list / clear / export).
 
 Run ``pytest claims`` (or ``pytest claims -n auto``, ``pytest --profile paper claims``)
 from the repository root.

@@ -1,11 +1,12 @@
 """Shared pieces of the AR(1) claims (Theorem 4.1 and the GD equivalence).
 
 - :func:`kappa_for` -- kappa of eq. 15 for each setting at the paper's defaults, from the
-  most exact route available: rational arithmetic (a), exact-up-to-rounding quadrature
-  (b, c; see theory.population), Monte Carlo over systems with exact per-system moments (d).
-- :func:`trained_ar1` -- the trained layer for (setting, seed index), cached on disk and
-  shared by both claim files (the same seeds, so each run is trained once; with
-  ``--retrain`` once per session, claims/runopts.py).
+  most exact route available (theory.kappa.kappa, the one place that picks a route):
+  rational arithmetic (a), exact-up-to-rounding quadrature (b, c, the control), Monte
+  Carlo over systems with exact per-system moments (d; computed once and shared on disk
+  between processes, claims/memo.py, as are setting d's moments).
+- the trained layers themselves come from the run store (claims/runs.py: ``ar1_config``,
+  ``trained``), shared by both claim files (the same seeds, so each run is trained once).
 - :func:`coefficients` -- the gauge-invariant coefficients beta of a trained layer.
 """
 from __future__ import annotations
@@ -14,12 +15,11 @@ import functools
 
 import numpy as np
 
+from claims.memo import memoized
 from claims.seeds import seed_for
+from theory.kappa import kappa
 from theory.population import beta_from_weights, feature_list, population_moments
 from theory.systems import LDSFamily
-
-#: seed namespace of the AR(1) training runs (shared by ar1-optimum and gd-equivalence).
-TRAIN_NAMESPACE = "ar1-train"
 
 _F = feature_list(1)
 #: indices into beta for s = 1 (0-based (r, l, m)); "even" = b_2 W[1,1] + b_1 W[2,1] (1-based)
@@ -37,34 +37,15 @@ MOMENTS_D_SYSTEMS = 100_000
 @functools.lru_cache(maxsize=None)
 def kappa_for(setting: str, mc_systems: int = KAPPA_D_SYSTEMS) -> dict:
     """kappa (eq. 15) at the paper's defaults for ``setting``: value, stderr, method."""
-    fam = LDSFamily(setting)
-    if setting == "a":
-        from theory.kappa import kappa_exact_a
-        q = kappa_exact_a(fam.T, fam.d, "1/100", "1/100")
-        return {"kappa": float(q), "stderr": 0.0, "method": "exact-rational", "exact": f"{q.numerator}/{q.denominator}"}
-    if setting in ("b", "c", "asym"):
-        return {"kappa": population_moments(fam, 1).kappa(), "stderr": 0.0, "method": "quadrature"}
-    from theory.kappa import kappa_mc_moments
-    res = kappa_mc_moments(fam, mc_systems, np.random.default_rng(seed_for("kappa", setting, mc_systems)))
-    return {"kappa": res.kappa, "stderr": res.stderr, "method": res.method, "m": mc_systems}
-
-
-def train_config(setting: str, seed_index: int, profile):
-    from models.trainer import TrainConfig
-    return TrainConfig(setting=setting, s=1, steps=profile.train_steps, batch=profile.train_batch,
-                       seed=seed_for(TRAIN_NAMESPACE, setting, seed_index))
-
-
-def trained_ar1(setting: str, seed_index: int, profile):
-    """The TrainResult of one AR(1) run (trained once, then read from the disk cache).
-
-    Under ``pytest claims --retrain`` the session's start time (``profile.run``) goes to
-    ``train_cached`` as ``stale_before``: weights cached before the session are retrained,
-    those another worker stored during the session are shared.
-    """
-    from models.cache import train_cached
-    return train_cached(train_config(setting, seed_index, profile), device="auto",
-                        progress=False, stale_before=profile.run.retrain_before)
+    fam, seed = LDSFamily(setting), seed_for("kappa", setting, mc_systems)
+    res = memoized("kappa", [setting, mc_systems, seed], ("theory.kappa",),
+                   lambda: kappa(fam, m=mc_systems, seed=seed))
+    out = {"kappa": res.kappa, "stderr": res.stderr, "method": res.method}
+    if res.exact is not None:
+        out["exact"] = f"{res.exact.numerator}/{res.exact.denominator}"
+    if res.method.startswith("mc"):
+        out["m"] = mc_systems
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,8 +53,10 @@ def moments_for(setting: str, mc_systems: int = MOMENTS_D_SYSTEMS):
     """Population feature moments (s = 1) at the defaults: quadrature, or MC for setting d."""
     fam = LDSFamily(setting)
     if setting == "d":
-        return population_moments(fam, 1, method="mc-systems", m=mc_systems,
-                                  rng=np.random.default_rng(seed_for("moments", setting, mc_systems)))
+        seed = seed_for("moments", setting, mc_systems)
+        return memoized("ar1-moments", ["d", mc_systems, seed], ("theory.population",),
+                        lambda: population_moments(fam, 1, method="mc-systems", m=mc_systems,
+                                                   rng=np.random.default_rng(seed)))
     return population_moments(fam, 1)
 
 
@@ -107,9 +90,6 @@ def coefficients(W_V, W_QK, moments=None) -> dict:
 # per profile where the profiles differ).  Never widen a tolerance instead.  None today
 # in the quick profile: with the paper's 3 seeds every trained check's interval contains
 # its tolerance or lies inside it (docs/settings.md, "Verdicts and intervals").
-
-#: the settings the AR(1) layers are trained in
-TRAINED_SETTINGS = ("a", "b", "c", "d")
 
 KNOWN_COEF_FAILURES: dict[str, str] = {}
 KNOWN_ODD_FAILURES: dict[str, str] = {}

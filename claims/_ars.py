@@ -1,8 +1,7 @@
 """Shared pieces of the AR(s) claims for s >= 2 (``banding``: Lemma 4.1; ``pcg-alignment``: eq. 17, 18).
 
-- :func:`train_config`, :func:`trained_ars` -- the trained AR(s) layers (s = 2, 3, 4;
-  settings a-d and the asymmetric control), trained once and cached on disk like the
-  AR(1) runs (claims/_ar1.py), shared by both claim files.
+- the trained AR(s) layers (s = 2, 3, 4; settings a-d and the asymmetric control) come
+  from the run store (claims/runs.py: ``ars_config``, ``trained``), shared by the claim files.
 - :func:`moments_for` -- the population moments M, c, v of docs/math.md section 2.2:
   exact quadrature in settings a, b, c and the control; in setting d antithetic raw
   trajectories (:data:`D_TRAJECTORIES`, one draw shared by the three windows), whose
@@ -26,6 +25,7 @@ import numpy as np
 
 from claims.basins import BasinSplit
 from claims.memo import memoized
+from claims.runs import WINDOWS, ars_run, trained
 from claims.seeds import rng_for, seed_for
 from theory.mc_moments import trajectory_moments_windows
 from theory.optimum import StationaryPoint, match_point, nearest_stationary_point, population_optimum
@@ -33,15 +33,6 @@ from theory.parity import canonical_gauge
 from theory.population import beta_from_weights, population_moments
 from theory.systems import LDSFamily
 
-#: seed namespace of the AR(s) training runs, s >= 2 (shared by banding and pcg-alignment).
-TRAIN_NAMESPACE = "ars-train"
-#: windows and settings of the trained AR(s) layers (the control "asym" included).
-WINDOWS = (2, 3, 4)
-TRAIN_SETTINGS = ("a", "b", "c", "d", "asym")
-#: peak learning rate and AdamW betas of the AR(s) runs, s >= 2 (the project's choice;
-#: docs/settings.md, "Training", and docs/notes.md, "Learning rate and betas for s >= 2").
-ARS_LR = 3e-2
-ARS_BETAS = (0.9, 0.99)
 #: antithetic raw trajectories behind the moments of setting d (docs/settings.md).
 D_TRAJECTORIES = 1_000_000
 #: starts of the population optimum (the issue's floor; the paper profile may use more).
@@ -55,19 +46,6 @@ POINT_SHARE_TOL = 1e-8
 #: under the mirror y_t -> (-1)^t y_t there (theory.optimum.match_point).  Setting d's
 #: antithetic moments have the symmetry by construction.
 CENTRALLY_SYMMETRIC = ("a", "b", "c", "d")
-
-
-def train_config(setting: str, s: int, seed_index: int, profile):
-    from models.trainer import TrainConfig
-    return TrainConfig(setting=setting, s=s, steps=profile.train_steps, batch=profile.train_batch,
-                       lr=ARS_LR, betas=ARS_BETAS, seed=seed_for(TRAIN_NAMESPACE, setting, s, seed_index))
-
-
-def trained_ars(setting: str, s: int, seed_index: int, profile):
-    """The TrainResult of one AR(s) run (trained once, then read from the disk cache)."""
-    from models.cache import train_cached
-    return train_cached(train_config(setting, s, seed_index, profile), device="auto",
-                        progress=False, stale_before=profile.run.retrain_before)
 
 
 @functools.lru_cache(maxsize=None)
@@ -229,7 +207,7 @@ def basins(setting: str, s: int, profile) -> RunBasins:
     """Where each of the profile's trained runs of (setting, s) is headed (module doc)."""
     bk = book(setting, s, profile)
     placed = [bk.headed_for(r.W_V, r.W_QK)
-              for r in (trained_ars(setting, s, i, profile) for i in range(profile.n_seeds))]
+              for r in (trained(ars_run(setting, s, i), profile) for i in range(profile.n_seeds))]
     reached = {b.name for b, _, _ in placed}
     return RunBasins(labels=tuple(b.name for b, _, _ in placed), run_excess=tuple(float(e) for _, e, _ in placed),
                      mirrored=tuple(bool(m) for _, _, m in placed),

@@ -119,8 +119,7 @@ __all__ = [
     "per_run_extras", "run_entries", "duplicate_ids",
     "RECORD_KEY", "COMPARATORS", "VERDICTS", "EXPECTS", "KINDS", "TOLERANCE_SOURCES",
     "INTERVAL_KINDS", "Record", "ClaimRecorder", "make_record", "compare", "to_builtin",
-    "records_from_user_properties", "format_value", "format_criterion", "format_interval",
-    "format_basis",
+    "records_from_user_properties",
 ]
 
 #: name of the ``item.user_properties`` entries that carry records.

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from claims.collect import sort_records
-from claims.records import Coords, format_basis, format_criterion, format_interval, format_value
+from claims.display import format_basis, format_criterion, format_interval, format_value
+from claims.records import Coords
 from claims.stats import LEVEL
 from models.files import atomic_write_text
 

@@ -3,7 +3,7 @@
 Built by the plugin (claims/plugin.py) in every process of a run -- the controller from
 its command line, each pytest-xdist worker from what the controller hands it -- and
 carried by the ``profile`` fixture's value (``profile.run``), so that
-:func:`claims.seeds.claim_settings` and :func:`claims._ar1.trained_ar1` read it from the
+:func:`claims.seeds.claim_settings` and :func:`claims.runs.trained` read it from the
 profile they are given; there is no module-level state.  A profile built outside a
 pytest run has the defaults: derandomised hypothesis draws, weights from the cache.
 

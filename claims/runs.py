@@ -1,37 +1,120 @@
-"""Run ids: the name of each trained run a claim uses, derived from its configuration.
+"""The run store: every trained run a claim uses -- its id, its configuration, its weights.
 
-A run id names the configuration a claim trains in the claims' words -- family, setting,
-window, depth, horizon, the stacks' batch, the seed index -- not the cache key, so the
-same id names the same configuration wherever it is trained: the single layers' seed i is
-the same run in both profiles (the paper profile's first seeds are the quick profile's),
-while the stacks, trained at ``profile.stack_batch`` (1000 quick, 1500 paper), carry their
-batch in the id.  Each function returns a :class:`~claims.records.RunRef` (id and seed
-index), which records turn into per-run entries (claims/records.py, ``RunEntry``).
+One place decides what the claims train.  A **run id** names a configuration in the
+claims' words (family, setting, window, depth, horizon, the stacks' batch, the seed index),
+never the cache key, so the same id names the same configuration wherever it is trained:
 
->>> ar1_run("a", 0).run, ars_run("d", 4, 2).run, shift_run(1, 1000, 0).run
-('ar1/a/seed=0', 'ars/d/s=4/seed=2', 'shift/L=1/batch=1000/seed=0')
->>> depth_run(4, 80, 1500, 1)
-RunRef(run='depth/L=4/T=80/batch=1500/seed=1', seed=1)
->>> depth_group(1, (10, 80), 1000, 2).run, sensitivity_run("b", "lr=5e-4", 1).run
-('depth/L=1/T=10+80/batch=1000/seed=2', 'sensitivity/b/lr=5e-4/seed=1')
+* ``ar1/<setting>/seed=<i>``                    an AR(1) layer of the paper's protocol;
+* ``ars/<setting>/s=<s>/seed=<i>``              an AR(s) layer, s >= 2 (lr and betas below);
+* ``depth/L=<L>/T=<T>/batch=<b>/seed=<i>``      a stack of the depth claim;
+* ``shift/L=<L>/batch=<b>/seed=<i>``            a stack of the spectral-shift claim;
+* ``sensitivity/<setting>/<variant>/seed=<i>``  an AR(1) run with one training choice changed.
+
+The single layers' seed i is the same run in both profiles (the paper profile's first
+seeds are the quick profile's); the stacks, trained at ``profile.stack_batch`` (1000
+quick, 1500 paper), carry their batch in the id.  From an id:
+
+* :func:`config_for` builds the :class:`~models.config.TrainConfig` the claims train (the
+  ``*_config`` functions below are the only definitions; ``ldsicl train --claim <id>``
+  calls the same function, so the command line and the claims cannot drift apart);
+* :func:`trained` returns its weights (trained once per configuration and code
+  fingerprint, then read from the disk cache, models/cache.py; under ``pytest claims
+  --retrain`` the session's start goes to ``stale_before``, claims/runopts.py);
+* :func:`claim_runs` lists the ids each claim uses in a profile (``ldsicl runs``; the
+  published runs are checked against it in tests/test_runs.py).
+
+The learning rates and betas are the project's choices (the paper gives one protocol for
+AR(1), docs/math.md section 2): AR(s) runs train at :data:`ARS_LR` with betas
+:data:`ARS_BETAS` (docs/notes.md, "Learning rate and betas for s >= 2"); stacks at
+:data:`STACK_LR`: at 3e-2 a stack of 4 layers diverged within 500 steps, 1e-2 spiked to a
+loss of 66 before recovering, 3e-3 trained every depth smoothly (docs/notes.md, "Stacks").
+
+>>> from claims.profiles import QUICK
+>>> ars_run("d", 4, 2).run, shift_run(1, 1000, 0).run
+('ars/d/s=4/seed=2', 'shift/L=1/batch=1000/seed=0')
+>>> c = config_for("ars/a/s=4/seed=0", QUICK)
+>>> (c.setting, c.s, c.lr, c.betas, c.steps, c.batch), c == ars_config("a", 4, 0, QUICK)
+(('a', 4, 0.03, (0.9, 0.99), 8000, 3000), True)
+>>> config_for("depth/L=4/T=80/batch=1000/seed=1", QUICK).layers
+4
+>>> len(claim_runs("pcg-alignment", QUICK)), claim_runs("pcg-alignment", QUICK)[0].run
+(12, 'ars/a/s=4/seed=0')
 """
 from __future__ import annotations
 
-from typing import Iterable
+import re
+from typing import Callable, Iterable
 
 from claims.records import RunRef
+from claims.seeds import seed_for
+from models.cache import train_cached
+from models.config import TrainConfig
 
 __all__ = ["RunRef", "ar1_run", "ars_run", "trained_layer_run", "depth_run", "depth_group", "shift_run",
-           "sensitivity_run"]
+           "sensitivity_run", "ar1_config", "ars_config", "depth_config", "shift_config",
+           "sensitivity_config", "config_for", "trained", "claim_runs", "CLAIM_RUNS", "stack_configs",
+           "AR1_SETTINGS", "ARS_SETTINGS", "WINDOWS", "ARS_LR", "ARS_BETAS", "STACK_S", "DEPTHS",
+           "DEPTH_T", "SHIFT_DEPTHS", "TRAIN_RADIUS", "STACK_LR", "STACK_BETAS", "STACK_SEEDS",
+           "SENSITIVITY_SETTINGS", "SENSITIVITY_VARIANTS", "SENSITIVITY_SEEDS", "PCG_S", "PCG_SETTINGS",
+           "PARITY_SETTINGS", "PARITY_WINDOWS", "BASIN_SETTINGS"]
+
+# ----------------------------------------------------------------------------- what is trained
+#: seed namespaces (claims/seeds.py): ar1-optimum and gd-equivalence share the AR(1) runs,
+#: banding, pcg-alignment, training-basins and kalman-parity the AR(s) runs.
+AR1_NAMESPACE = "ar1-train"
+ARS_NAMESPACE = "ars-train"
+DEPTH_NAMESPACE = "depth-train"
+SHIFT_NAMESPACE = "shift-train"
+
+#: the AR(1) layers: the four symmetric settings.
+AR1_SETTINGS = ("a", "b", "c", "d")
+#: the AR(s) layers, s >= 2: windows and settings (the asymmetric control "asym" included).
+WINDOWS = (2, 3, 4)
+ARS_SETTINGS = ("a", "b", "c", "d", "asym")
+#: peak learning rate and AdamW betas of the AR(s) runs (module doc).
+ARS_LR = 3e-2
+ARS_BETAS = (0.9, 0.99)
+
+#: the stacks (setting a, window STACK_S): the depth claim's grid and the spectral-shift
+#: claim's depths, trained at TRAIN_RADIUS; STACK_SEEDS seeds in both profiles (the paper's 3).
+STACK_S = 2
+DEPTHS = (1, 2, 4)
+DEPTH_T = (10, 20, 40, 80)
+SHIFT_DEPTHS = (1, 4)
+TRAIN_RADIUS = 0.9
+STACK_LR = 3e-3
+STACK_BETAS = (0.9, 0.99)
+STACK_SEEDS = 3
+
+#: training-sensitivity (paper profile): one choice changed at a time against the AR(1)
+#: baseline (docs/settings.md, Training), on the first SENSITIVITY_SEEDS AR(1) seeds.
+SENSITIVITY_SETTINGS = ("a", "b")
+SENSITIVITY_VARIANTS = {
+    "weight_decay=0.01": {"weight_decay": 0.01},
+    "grad_clip=1": {"grad_clip": 1.0},
+    "lr=5e-4": {"lr": 5e-4},
+    "lr=2e-3": {"lr": 2e-3},
+}
+SENSITIVITY_SEEDS = 3
+
+#: which trained layers the other claims read: pcg-alignment the AR(PCG_S) layers of
+#: PCG_SETTINGS, kalman-parity the layers of PARITY_WINDOWS (1: the AR(1) runs) in
+#: PARITY_SETTINGS, training-basins the AR(s) layers of BASIN_SETTINGS.
+PCG_S = 4
+PCG_SETTINGS = ("a", "b", "c", "d")
+PARITY_SETTINGS = ("a", "b", "c", "d")
+PARITY_WINDOWS = (1, 2, 3, 4)
+BASIN_SETTINGS = ("a", "b", "c", "d")
 
 
+# ----------------------------------------------------------------------------- run ids
 def ar1_run(setting: str, seed_index: int) -> RunRef:
-    """An AR(1) layer of the paper's protocol (claims/_ar1.py, ``train_config``)."""
+    """An AR(1) layer of the paper's protocol (:func:`ar1_config`)."""
     return RunRef(f"ar1/{setting}/seed={seed_index}", seed_index)
 
 
 def ars_run(setting: str, s: int, seed_index: int) -> RunRef:
-    """An AR(s) layer, s >= 2, of the paper's protocol (claims/_ars.py, ``train_config``)."""
+    """An AR(s) layer, s >= 2 (:func:`ars_config`)."""
     return RunRef(f"ars/{setting}/s={s}/seed={seed_index}", seed_index)
 
 
@@ -41,22 +124,145 @@ def trained_layer_run(setting: str, s: int, seed_index: int) -> RunRef:
 
 
 def depth_run(layers: int, T: int, batch: int, seed_index: int) -> RunRef:
-    """A stack of the depth claim (claims/_lds.py, ``depth_config``)."""
+    """A stack of the depth claim (:func:`depth_config`)."""
     return RunRef(f"depth/L={layers}/T={T}/batch={batch}/seed={seed_index}", seed_index)
 
 
 def depth_group(layers: int, Ts: Iterable[int], batch: int, seed_index: int) -> RunRef:
     """The stacks of one depth and seed over several horizons, read together by one value
-    (a ratio or a slope over T)."""
+    (a ratio or a slope over T); not a run of its own (:func:`config_for` refuses it)."""
     return RunRef(f"depth/L={layers}/T={'+'.join(str(T) for T in Ts)}/batch={batch}/seed={seed_index}",
                   seed_index)
 
 
 def shift_run(layers: int, batch: int, seed_index: int) -> RunRef:
-    """A stack of the spectral-shift claim (claims/_lds.py, ``shift_config``)."""
+    """A stack of the spectral-shift claim (:func:`shift_config`)."""
     return RunRef(f"shift/L={layers}/batch={batch}/seed={seed_index}", seed_index)
 
 
 def sensitivity_run(setting: str, variant: str, seed_index: int) -> RunRef:
-    """An AR(1) run with one training choice changed (claims/test_sensitivity.py)."""
+    """An AR(1) run with one training choice changed (:func:`sensitivity_config`)."""
     return RunRef(f"sensitivity/{setting}/{variant}/seed={seed_index}", seed_index)
+
+
+# ----------------------------------------------------------------------------- configurations
+def ar1_config(setting: str, seed_index: int, profile) -> TrainConfig:
+    """The AR(1) run: the paper's protocol at the profile's steps and batch (8000 x 3000)."""
+    return TrainConfig(setting=setting, s=1, steps=profile.train_steps, batch=profile.train_batch,
+                       seed=seed_for(AR1_NAMESPACE, setting, seed_index))
+
+
+def ars_config(setting: str, s: int, seed_index: int, profile) -> TrainConfig:
+    """The AR(s) run, s >= 2: the AR(1) protocol at ARS_LR and ARS_BETAS."""
+    return TrainConfig(setting=setting, s=s, steps=profile.train_steps, batch=profile.train_batch,
+                       lr=ARS_LR, betas=ARS_BETAS, seed=seed_for(ARS_NAMESPACE, setting, s, seed_index))
+
+
+def depth_config(layers: int, T: int, seed_index: int, profile) -> TrainConfig:
+    """A stack of the depth grid: setting a, window STACK_S, horizon T, the profile's stack batch."""
+    return TrainConfig(setting="a", s=STACK_S, T=T, layers=layers, steps=profile.train_steps,
+                       batch=profile.stack_batch, lr=STACK_LR, betas=STACK_BETAS,
+                       seed=seed_for(DEPTH_NAMESPACE, layers, T, seed_index))
+
+
+def shift_config(layers: int, seed_index: int, profile) -> TrainConfig:
+    """A stack of the spectral-shift claim: as the depth grid at T = 30, systems of radius TRAIN_RADIUS."""
+    return TrainConfig(setting="a", s=STACK_S, layers=layers, radius=TRAIN_RADIUS, steps=profile.train_steps,
+                       batch=profile.stack_batch, lr=STACK_LR, betas=STACK_BETAS,
+                       seed=seed_for(SHIFT_NAMESPACE, layers, seed_index))
+
+
+def sensitivity_config(setting: str, variant: str, seed_index: int, profile) -> TrainConfig:
+    """The AR(1) run of the same seed with one choice of SENSITIVITY_VARIANTS changed."""
+    if variant not in SENSITIVITY_VARIANTS:
+        raise ValueError(f"variant must be one of {list(SENSITIVITY_VARIANTS)}, got {variant!r}")
+    return ar1_config(setting, seed_index, profile).replace(**SENSITIVITY_VARIANTS[variant])
+
+
+def stack_configs(profile) -> list[TrainConfig]:
+    """Every stack the claims train in ``profile``, in the order the training tests collect them."""
+    return [config_for(r.run, profile) for r in
+            claim_runs("depth", profile) + claim_runs("spectral-shift", profile)]
+
+
+_INT = r"(0|[1-9][0-9]*)"
+_PATTERNS: list[tuple[re.Pattern, Callable]] = [
+    (re.compile(rf"ar1/(?P<setting>[a-z]+)/seed={_INT}"),
+     lambda m, p: ar1_config(m["setting"], int(m[2]), p)),
+    (re.compile(rf"ars/(?P<setting>[a-z]+)/s={_INT}/seed={_INT}"),
+     lambda m, p: ars_config(m["setting"], int(m[2]), int(m[3]), p)),
+    (re.compile(rf"depth/L={_INT}/T={_INT}/batch={_INT}/seed={_INT}"),
+     lambda m, p: _stack(depth_config(int(m[1]), int(m[2]), int(m[4]), p), int(m[3]), p)),
+    (re.compile(rf"shift/L={_INT}/batch={_INT}/seed={_INT}"),
+     lambda m, p: _stack(shift_config(int(m[1]), int(m[3]), p), int(m[2]), p)),
+    (re.compile(rf"sensitivity/(?P<setting>[a-z]+)/(?P<variant>[^/]+)/seed={_INT}"),
+     lambda m, p: sensitivity_config(m["setting"], m["variant"], int(m[3]), p)),
+]
+
+
+def _stack(config: TrainConfig, batch: int, profile) -> TrainConfig:
+    if batch != profile.stack_batch:
+        raise ValueError(f"run: a stack of batch {batch} is not a run of the {profile.name} profile "
+                         f"(its stacks train at batch {profile.stack_batch})")
+    return config
+
+
+def config_for(run, profile) -> TrainConfig:
+    """The configuration the claims train for a run id (or :class:`RunRef`) in ``profile``.
+
+    ValueError naming ``run`` for an id that is no run (a depth group, a typo), a setting
+    or window the configuration refuses, or a stack of the other profile's batch.
+    """
+    rid = run.run if isinstance(run, RunRef) else run
+    if not isinstance(rid, str):
+        raise ValueError(f"run must be a run id (str), got {rid!r}")
+    for pattern, build in _PATTERNS:
+        m = pattern.fullmatch(rid)
+        if m:
+            try:
+                return build(m, profile)
+            except ValueError as exc:
+                msg = str(exc)
+                raise ValueError(msg if msg.startswith("run:") else f"run {rid!r}: {msg}") from None
+    raise ValueError(f"run must be a run id such as 'ar1/a/seed=0' or 'ars/b/s=4/seed=2' "
+                     f"(`ldsicl runs` lists them), got {rid!r}")
+
+
+def trained(run, profile):
+    """The :class:`~models.result.TrainResult` of a run id, :class:`RunRef` or configuration,
+    trained once per configuration and code fingerprint, then read from the disk cache."""
+    config = run if isinstance(run, TrainConfig) else config_for(run, profile)
+    return train_cached(config, device="auto", progress=False, stale_before=profile.run.retrain_before)
+
+
+# ----------------------------------------------------------------------------- runs per claim
+def _seeds(profile) -> range:
+    return range(profile.n_seeds)
+
+
+CLAIM_RUNS: dict[str, Callable] = {
+    "ar1-optimum": lambda p: [ar1_run(st, i) for st in AR1_SETTINGS for i in _seeds(p)],
+    "gd-equivalence": lambda p: [ar1_run(st, i) for st in AR1_SETTINGS for i in _seeds(p)],
+    "banding": lambda p: [ars_run(st, s, i) for st in ARS_SETTINGS for s in WINDOWS for i in _seeds(p)],
+    "pcg-alignment": lambda p: [ars_run(st, PCG_S, i) for st in PCG_SETTINGS for i in _seeds(p)],
+    "training-basins": lambda p: [ars_run(st, s, i) for st in BASIN_SETTINGS for s in WINDOWS
+                                  for i in _seeds(p)],
+    "kalman-parity": lambda p: [trained_layer_run(st, s, i) for st in PARITY_SETTINGS
+                                for s in PARITY_WINDOWS for i in _seeds(p)],
+    "depth": lambda p: ([depth_run(L, T, p.stack_batch, i) for L in DEPTHS for T in DEPTH_T
+                         for i in range(STACK_SEEDS)] if p.depth_stacks else []),
+    "spectral-shift": lambda p: [shift_run(L, p.stack_batch, i) for L in SHIFT_DEPTHS
+                                 for i in range(STACK_SEEDS)],
+    "training-sensitivity": lambda p: ([sensitivity_run(st, v, i) for st in SENSITIVITY_SETTINGS
+                                        for v in SENSITIVITY_VARIANTS for i in range(SENSITIVITY_SEEDS)]
+                                       if p.name == "paper" else []),
+}
+
+
+def claim_runs(claim: str, profile) -> list[RunRef]:
+    """The runs ``claim`` trains in ``profile`` (claims that train nothing, e.g. the exact
+    ``ar1-kappa`` checks, are not listed); ValueError naming ``claim`` otherwise."""
+    if claim not in CLAIM_RUNS:
+        raise ValueError(f"claim must be one of {list(CLAIM_RUNS)} (claims that train a model), "
+                         f"got {claim!r}")
+    return CLAIM_RUNS[claim](profile)

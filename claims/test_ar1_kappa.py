@@ -45,7 +45,8 @@ from hypothesis import given, strategies as st
 from claims._ar1 import kappa_for
 from claims.seeds import claim_settings, rng_for, seed_for
 from claims.stats import bootstrap_fields
-from theory.kappa import kappa_exact_a, kappa_mc_trajectories, kappa_moments_quadrature
+from theory.kappa import kappa, kappa_mc_trajectories
+from theory.kappa_exact import kappa_exact_a
 from theory.systems import LDSFamily
 
 CLAIM = "ar1-optimum"
@@ -166,8 +167,7 @@ def test_exact_kappa_equals_quadrature_at_the_defaults(claim):
     """kappa at the paper's defaults: exact rational engine vs float64 quadrature of eq. 15's
     forms (docs/math.md sections 4.6 and 4.7); the value is quoted in section 4.4."""
     exact = kappa_for("a")
-    num, den = kappa_moments_quadrature(LDSFamily("a"))
-    quad = (LDSFamily("a").T - 2) * num / den
+    quad = kappa(LDSFamily("a"), method="gauss-legendre").kappa
     claim.record(
         claim=CLAIM, check="kappa-exact-vs-quadrature", setting="a", paper_ref=REF,
         label="|kappa_exact_rational - kappa_quadrature| / kappa_exact_rational",
@@ -191,11 +191,7 @@ def test_kappa_versus_T(claim):
         vals = []
         for T in KAPPA_T:
             fam = LDSFamily(setting, T=T)
-            if setting == "a":
-                vals.append(float(kappa_exact_a(T, fam.d, "1/100", "1/100")))
-            else:
-                num, den = kappa_moments_quadrature(fam)
-                vals.append((T - 2) * num / den)
+            vals.append(kappa(fam, method="exact-rational" if setting == "a" else "gauss-legendre").kappa)
         table[setting] = vals
     claim.record(
         claim=CLAIM, check="kappa-vs-T", setting="a-c", paper_ref=REF + " (kappa against T)",

@@ -37,20 +37,19 @@ import sympy as sp
 from claims._ar1 import (
     KNOWN_COEF_FAILURES,
     KNOWN_ODD_FAILURES,
-    TRAINED_SETTINGS,
     coefficients,
     kappa_for,
     moments_for,
-    trained_ar1,
 )
 from claims.fig_training import loss_curves
 from claims.known import known_params
 from claims.profiles import PAPER, QUICK
 from claims.seeds import rng_for
-from claims.runs import ar1_run
+from claims.runs import AR1_SETTINGS, ar1_run, trained
 from claims.stats import seed_fields, widen_for_reference
 from theory.ar import ar1_optimal_weights
-from theory.kappa import family_variances, kappa_exact_a, kappa_moments_quadrature
+from theory.kappa import family_variances
+from theory.kappa_exact import kappa_exact_a, kappa_moments_quadrature
 from theory.population import (
     beta_from_weights,
     population_loss,
@@ -80,7 +79,7 @@ def test_training_run(profile, setting, seed_index):
     """
     if seed_index >= profile.n_seeds:
         pytest.skip(f"profile {profile.name} trains {profile.n_seeds} seed(s)")
-    run = trained_ar1(setting, seed_index, profile)
+    run = trained(ar1_run(setting, seed_index), profile)
     assert np.isfinite(run.final_loss) and np.isfinite(run.eval_loss)
     mom = moments_for(setting)
     loss = float(population_loss(beta_from_weights(run.W_V, run.W_QK), mom.M, mom.c, mom.v))
@@ -157,6 +156,10 @@ def _theta_gradient(W_V, W_QK, mom):
 @functools.lru_cache(maxsize=None)
 def independent_kappa(setting: str) -> tuple[float, str]:
     """kappa of eq. 15 by a route that never builds the layer's features.
+
+    Independent on purpose: it picks its route and forms the ratio itself rather than
+    calling theory.kappa.kappa (the one dispatcher the other claims and the command line
+    use), so that a slip in that dispatcher cannot also move this check's reference.
 
     Setting a: the exact rational engine (Fraction; integer Kronecker substitution of
     G(lambda), docs/math.md section 4.6).  Settings b, c and the control: eq. 15's own
@@ -282,7 +285,7 @@ def _trained_summary(setting, profile):
     """Coefficients of the profile's n_seeds runs; the seed mean is the paper's statistic."""
     ref = kappa_for(setting)
     mom = moments_for(setting)
-    runs = [trained_ar1(setting, i, profile) for i in range(profile.n_seeds)]
+    runs = [trained(ar1_run(setting, i), profile) for i in range(profile.n_seeds)]
     co = [coefficients(r.W_V, r.W_QK, mom) for r in runs]
     kappa = ref["kappa"]
     per_seed_err = [(c["even"] - kappa) / kappa for c in co]
@@ -306,7 +309,7 @@ def _trained_summary(setting, profile):
     return kappa, co, details
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_COEF_FAILURES, TRAINED_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(KNOWN_COEF_FAILURES, AR1_SETTINGS))
 def test_trained_layer_reaches_kappa(claim, profile, setting):
     """Trained AR(1) layers: b_2 W[1,1] + b_1 W[2,1] = kappa (signed per-seed errors).
 
@@ -331,7 +334,7 @@ def test_trained_layer_reaches_kappa(claim, profile, setting):
     ).check()
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_ODD_FAILURES, TRAINED_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(KNOWN_ODD_FAILURES, AR1_SETTINGS))
 def test_trained_layer_has_no_odd_part(claim, profile, setting):
     """Trained AR(1) layers: the odd features carry < 1 % of the prediction (docs/math.md 5).
 

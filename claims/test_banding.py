@@ -47,7 +47,7 @@ from claims.fig_training import loss_curves
 from claims.known import known_params
 from claims.profiles import PAPER, QUICK
 from claims.seeds import claim_settings, rng_for, seed_for
-from claims.runs import ars_run
+from claims.runs import ARS_SETTINGS, WINDOWS, ars_run, trained
 from theory.optimum import population_optimum
 from theory.parity import (
     CLASSES,
@@ -79,15 +79,15 @@ FAMILYWISE = 1e-3
 
 
 @pytest.mark.parametrize("seed_index", range(max(QUICK.n_seeds, PAPER.n_seeds)))
-@pytest.mark.parametrize("s", _ars.WINDOWS)
-@pytest.mark.parametrize("setting", _ars.TRAIN_SETTINGS)
+@pytest.mark.parametrize("s", WINDOWS)
+@pytest.mark.parametrize("setting", ARS_SETTINGS)
 def test_training_run(profile, setting, s, seed_index):
     """One AR(s) run of the paper's protocol (trained once, cached); collected first so that
     ``-n auto`` spreads the runs.  Sanity only: the population loss at the trained weights
     is below the zero predictor's, v / 2."""
     if seed_index >= profile.n_seeds:
         pytest.skip(f"profile {profile.name} trains {profile.n_seeds} seed(s)")
-    run = _ars.trained_ars(setting, s, seed_index, profile)
+    run = trained(ars_run(setting, s, seed_index), profile)
     assert np.isfinite(run.final_loss) and np.isfinite(run.eval_loss)
     mom = _ars.moments_for(setting, s)
     assert float(mom.loss(beta_from_weights(run.W_V, run.W_QK))) < mom.v / 2
@@ -96,7 +96,7 @@ def test_training_run(profile, setting, s, seed_index):
 # --------------------------------------------------------------------------- 1. parity zeros
 
 
-@pytest.mark.parametrize("s", _ars.WINDOWS)
+@pytest.mark.parametrize("s", WINDOWS)
 @pytest.mark.parametrize("setting", ["a", "b", "c", "asym"])
 def test_exact_moments_have_parity_zeros(claim, setting, s):
     """max |M_oe| / max |M| and max |c_o| / max |c| (exact quadrature moments): zero to rounding."""
@@ -134,7 +134,7 @@ def test_monte_carlo_moments_have_parity_zeros(claim, profile, setting):
     odd-even entries of M and odd entries of c, for s = 2, 3, 4, against the Bonferroni
     bound at a family-wise error of 1e-3.  Control: the asymmetric family, same route."""
     zs, per = [], {}
-    for s in _ars.WINDOWS:
+    for s in WINDOWS:
         mom = population_moments(LDSFamily(setting), s, method="mc-systems", m=profile.mc_systems,
                                  rng=rng_for(CLAIM, "parity-mc", setting, s))
         ev, od = _reduced_odd_entries(s)
@@ -274,7 +274,7 @@ def _optimum_details(opt, setting, s):
             "b": opt.W_V[s].tolist(), "W_QK": opt.W_QK[:, :s].tolist(), "setting": setting, "s": s}
 
 
-@pytest.mark.parametrize("s", _ars.WINDOWS)
+@pytest.mark.parametrize("s", WINDOWS)
 @pytest.mark.parametrize("setting", ["a", "b", "c", "d", "asym"])
 def test_population_optimum_lies_in_a_class(claim, profile, setting, s):
     """Multi-start optimum of the population loss (theory.optimum): its out-of-class share and
@@ -362,7 +362,7 @@ def run_banding(run, setting, s, profile) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _trained(setting, s, profile):
-    runs = [_ars.trained_ars(setting, s, i, profile) for i in range(profile.n_seeds)]
+    runs = [trained(ars_run(setting, s, i), profile) for i in range(profile.n_seeds)]
     per = [run_banding(r, setting, s, profile) for r in runs]
     mom = _ars.moments_for(setting, s)
     mean_beta = np.mean([p["beta"] for p in per], axis=0)
@@ -383,7 +383,7 @@ def _trained(setting, s, profile):
 
 
 def _trained_cells(settings) -> list:
-    return [(st, s) for st in settings for s in _ars.WINDOWS]
+    return [(st, s) for st in settings for s in WINDOWS]
 
 
 # Trained checks that do not reproduce (verdict "fails": every basin the runs reach fails,
@@ -408,7 +408,7 @@ KNOWN_ODD_FAILURES: dict[tuple, dict] = {
 }
 
 
-@pytest.mark.parametrize("setting, s", known_params(KNOWN_SHARE_FAILURES, _trained_cells(_ars.TRAIN_SETTINGS)))
+@pytest.mark.parametrize("setting, s", known_params(KNOWN_SHARE_FAILURES, _trained_cells(ARS_SETTINGS)))
 def test_trained_layers_are_banded(claim, profile, setting, s):
     """Trained AR(s) layers: the out-of-class share of each run (nearer class, canonical
     gauge), the mean over seeds with its Student-t interval; the Jaccard distance and the

@@ -67,7 +67,7 @@ from hypothesis import example, given, strategies as st
 from scipy import stats as scistats
 
 from claims import _lds
-from claims.runs import depth_run
+from claims.runs import DEPTH_T, DEPTHS, STACK_S, STACK_SEEDS, depth_run, trained
 from claims.basins import clopper_pearson
 from claims.seeds import claim_settings, rng_for, seed_for
 from claims.stats import ratio_stderr
@@ -90,7 +90,7 @@ REF_IID = ("Cole et al. (NeurIPS 2025), as summarised by the second seed: on i.i
            "O(1/T); the optimum's closed form after Mahankali et al. (2023)")
 REF_TRAINED = "reported: trained stacks (ours; the paper trains none), no claim about the theorem"
 
-S = _lds.S_DEPTH                 # the window (2)
+S = STACK_S                 # the window (2)
 RADIUS = 0.9                     # eigenvalues on U[-0.9, 0.9] (ours, the source's stable systems)
 RATE_T = (20, 40, 80, 160, 320, 640)
 C_DEPTH = 7                      # L(T) = ceil(7 ln T) (ours; reason in the module doc)
@@ -448,9 +448,9 @@ def _needs_stacks(profile):
         pytest.skip(f"profile {profile.name}: the depth grid's trained stacks (reported rows, no verdict) "
                     "train in the paper profile only")
 
-@pytest.mark.parametrize("seed_index", range(_lds.STACK_SEEDS))
-@pytest.mark.parametrize("T", _lds.DEPTH_T)
-@pytest.mark.parametrize("layers", _lds.DEPTHS)
+@pytest.mark.parametrize("seed_index", range(STACK_SEEDS))
+@pytest.mark.parametrize("T", DEPTH_T)
+@pytest.mark.parametrize("layers", DEPTHS)
 def test_training_run(profile, layers, T, seed_index):
     """One stack of the depth grid (cached); sanity: it learned something -- the held-out
     loss of its final weights (``eval_loss``: the full forward pass, float64) is below the
@@ -459,7 +459,7 @@ def test_training_run(profile, layers, T, seed_index):
     lift that mean above the first steps' loss with the weights fixed
     (:func:`test_training_loss_tails`)."""
     _needs_stacks(profile)
-    run = _lds.trained_stack(_lds.depth_config(layers, T, seed_index, profile), profile)
+    run = trained(depth_run(layers, T, profile.stack_batch, seed_index), profile)
     assert np.isfinite(run.eval_loss) and run.eval_loss < run.loss_history[0]
 
 
@@ -470,7 +470,7 @@ LATE = 0.1
 SPIKE = 10.0
 
 
-@pytest.mark.parametrize("layers", _lds.DEPTHS)
+@pytest.mark.parametrize("layers", DEPTHS)
 def test_training_loss_tails(claim, profile, layers):
     """Reported: how heavy-tailed the training loss of the stacks of depth L is late in
     training.  Per run (4 T x 3 seeds), the largest late bin of ``loss_history`` (means of
@@ -481,15 +481,14 @@ def test_training_loss_tails(claim, profile, layers):
     stack may be far larger (docs/math.md section 7)."""
     _needs_stacks(profile)
     ratios, keys, runs = [], [], []
-    for T in _lds.DEPTH_T:
-        for i in range(_lds.STACK_SEEDS):
-            cfg = _lds.depth_config(layers, T, i, profile)
-            h = np.asarray(_lds.trained_stack(cfg, profile).loss_history)
+    for T in DEPTH_T:
+        for i in range(STACK_SEEDS):
+            h = np.asarray(trained(depth_run(layers, T, profile.stack_batch, i), profile).loss_history)
             late = h[int(round((1 - LATE) * len(h))):]
             ratios.append(float(late.max() / np.median(late)))
             keys.append(f"T={T} seed {i}")
             runs.append(depth_run(layers, T, profile.stack_batch, i))
-    claim.record(claim=CLAIM, check="training-loss-tails", setting="a", s=_lds.S_DEPTH, layers=layers,
+    claim.record(claim=CLAIM, check="training-loss-tails", setting="a", s=STACK_S, layers=layers,
                  paper_ref=REF_TRAINED, runs=runs, run_values=ratios, label=f"runs with a late training-loss bin > {SPIKE:g} x the late median (of {len(ratios)})",
                  measured=float(sum(r > SPIKE for r in ratios)), kind="reported",
                  details={"largest_late_bin_over_median": max(ratios), "per_run": dict(zip(keys, ratios)),
@@ -502,7 +501,7 @@ def _grid(profile) -> dict:
     least squares, of the per-system AR(2) optimum, var(y_T), and per depth and seed the
     stack's errors."""
     out = {}
-    for T in _lds.DEPTH_T:
+    for T in DEPTH_T:
         systems, y = _lds.heldout_systems("a", profile.heldout_sequences, T)
         target, q = y[:, -1], query_features(y, S)
         ls = predict_ar(ols_ar(y, S, ridge=1e-8), y, S)
@@ -510,21 +509,21 @@ def _grid(profile) -> dict:
         pop = np.einsum("ms,ms->m", w_pop, q)
         row = {"err_ls": (ls - target) ** 2, "err_pop": (pop - target) ** 2, "var": float(target.var()),
                "models": {}}
-        for L in _lds.DEPTHS:
-            row["models"][L] = [{"err": (_lds.predict(_lds.trained_stack(_lds.depth_config(L, T, i, profile), profile), y)
-                                         - target) ** 2} for i in range(_lds.STACK_SEEDS)]
+        for L in DEPTHS:
+            row["models"][L] = [{"err": (_lds.predict(trained(depth_run(L, T, profile.stack_batch, i), profile), y)
+                                         - target) ** 2} for i in range(STACK_SEEDS)]
         out[T] = row
     return out
 
 
-@pytest.mark.parametrize("T", _lds.DEPTH_T)
+@pytest.mark.parametrize("T", DEPTH_T)
 def test_depth_trend(claim, profile, T):
     """Reported: MSE at this T of every depth (seed mean), of least squares, of the per-system
     AR(2) optimum, in units of var(y_T)."""
     _needs_stacks(profile)
     row = _grid(profile)[T]
     cells = []
-    for L in _lds.DEPTHS:
+    for L in DEPTHS:
         per_seed = [float(m["err"].mean()) / row["var"] for m in row["models"][L]]
         runs = {"runs": [depth_run(L, T, profile.stack_batch, i) for i in range(len(per_seed))],
                 "run_values": per_seed}

@@ -30,17 +30,15 @@ from hypothesis import given, strategies as st
 from claims._ar1 import (
     KNOWN_ETA_FAILURES,
     KNOWN_GAP_FAILURES,
-    TRAINED_SETTINGS,
     kappa_for,
-    trained_ar1,
 )
 from claims._lds import layer_prediction
 from claims.known import known_params
 from claims.seeds import claim_settings, rng_for
-from claims.runs import ar1_run
+from claims.runs import AR1_SETTINGS, ar1_run, trained
 from claims.stats import seed_fields, widen_for_reference
 from theory.ar import ar1_optimal_weights, gd, predict_ar
-from theory.kappa import kappa_exact_a
+from theory.kappa_exact import kappa_exact_a
 from theory.systems import LDSFamily
 
 CLAIM = "gd-equivalence"
@@ -128,7 +126,7 @@ def _heldout_comparison(setting: str, profile) -> dict:
     fam = LDSFamily(setting)
     out = {"gap": [], "gap_control": [], "eta_best": []}
     for i in range(profile.n_seeds):
-        run = trained_ar1(setting, i, profile)
+        run = trained(ar1_run(setting, i), profile)
         _, y = fam.sample(rng_for(CLAIM, "heldout", setting, i), profile.heldout_sequences)
         pred = layer_prediction(run.W_V, run.W_QK, y)
         std_y = float(np.std(y[:, -1]))
@@ -146,7 +144,7 @@ def _details(setting, profile, cmp):
             "gap_eta_1.1kappa_per_seed": cmp["gap_control"], "eta_best_per_seed": cmp["eta_best"]}
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_GAP_FAILURES, TRAINED_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(KNOWN_GAP_FAILURES, AR1_SETTINGS))
 def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
     """Held-out: RMS gap between the trained layer and GD(eta = kappa), mean over seeds of
     the per-seed gaps with its Student-t interval; control: the gap to GD(eta = 1.1 kappa)."""
@@ -163,7 +161,7 @@ def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
     claim.check_all()
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_ETA_FAILURES, TRAINED_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(KNOWN_ETA_FAILURES, AR1_SETTINGS))
 def test_trained_layer_step_size_is_kappa(claim, profile, setting):
     """Held-out: the best-matching GD step size (scanned) is kappa within 1 %: mean over
     seeds of the signed per-seed errors (eta_best - kappa) / kappa, Student-t interval

@@ -34,32 +34,24 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from claims._ar1 import coefficients, kappa_for, moments_for, train_config
-from claims.runs import sensitivity_run
+from claims._ar1 import coefficients, kappa_for, moments_for
+from claims.runs import (SENSITIVITY_SEEDS, SENSITIVITY_SETTINGS, SENSITIVITY_VARIANTS, ar1_config,
+                         sensitivity_config, sensitivity_run, trained)
 from claims.stats import seed_fields
-from models.cache import train_cached
 
 CLAIM = "training-sensitivity"
 REF = "training protocol (AdamW, clipping, warm-up + cosine)"
-#: seeds per variant: the paper's 3 (the first 3 seed indices of the AR(1) runs).
-N_SEEDS = 3
-#: one choice changed at a time, against the baseline of docs/settings.md, Training.
-VARIANTS = {
-    "weight_decay=0.01": {"weight_decay": 0.01},
-    "grad_clip=1": {"grad_clip": 1.0},
-    "lr=5e-4": {"lr": 5e-4},
-    "lr=2e-3": {"lr": 2e-3},
-}
 
 
-def _metrics(setting, profile, changes, retrain_before):
-    """Per-seed coefficient errors and odd shares of the runs with ``changes`` applied."""
+def _metrics(setting, profile, variant=None):
+    """Per-seed coefficient errors, odd shares and cache keys of the AR(1) runs (the first
+    SENSITIVITY_SEEDS seeds), or of their copies with ``variant`` changed (claims/runs.py)."""
     kappa = kappa_for(setting)["kappa"]
     mom = moments_for(setting)
     err, odd, keys = [], [], []
-    for i in range(N_SEEDS):
-        cfg = train_config(setting, i, profile).replace(**changes)
-        run = train_cached(cfg, device="auto", progress=False, stale_before=retrain_before)
+    for i in range(SENSITIVITY_SEEDS):
+        cfg = ar1_config(setting, i, profile) if variant is None else sensitivity_config(setting, variant, i, profile)
+        run = trained(cfg, profile)
         co = coefficients(run.W_V, run.W_QK, mom)
         err.append((co["even"] - kappa) / kappa)
         odd.append(co["odd_share"])
@@ -67,15 +59,14 @@ def _metrics(setting, profile, changes, retrain_before):
     return np.array(err), np.array(odd), keys
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
-@pytest.mark.parametrize("setting", ["a", "b"])
+@pytest.mark.parametrize("variant", list(SENSITIVITY_VARIANTS))
+@pytest.mark.parametrize("setting", SENSITIVITY_SETTINGS)
 def test_sensitivity_to_training_choices(claim, profile, setting, variant):
     """Reported rows: trained coefficient error and odd share under one changed choice."""
     if profile.name != "paper":
         pytest.skip("the sensitivity table runs in the paper profile only (24 training runs)")
-    retrain_before = profile.run.retrain_before
-    err0, odd0, _ = _metrics(setting, profile, {}, retrain_before)
-    err, odd, keys = _metrics(setting, profile, VARIANTS[variant], retrain_before)
+    err0, odd0, _ = _metrics(setting, profile)
+    err, odd, keys = _metrics(setting, profile, variant)
     for check, name, base, var in (
             ("coefficient-error", "coefficient error (b2 W11 + b1 W21 - kappa) / kappa", err0, err),
             ("odd-share", "odd share rms(odd) / rms(even)", odd0, odd)):
@@ -83,8 +74,8 @@ def test_sensitivity_to_training_choices(claim, profile, setting, variant):
         claim.record(
             claim=CLAIM, check=check, setting=setting, variant=variant, paper_ref=REF, kind="reported",
             label=f"{variant}: {name}", **seed_fields(var),
-            runs=[sensitivity_run(setting, variant, i) for i in range(N_SEEDS)],
-            details={"variant": VARIANTS[variant], "per_seed": var.tolist(),
+            runs=[sensitivity_run(setting, variant, i) for i in range(SENSITIVITY_SEEDS)],
+            details={"variant": SENSITIVITY_VARIANTS[variant], "per_seed": var.tolist(),
                      "ar1_optimum_tolerance": profile.coef_rel_tol,
                      "baseline_per_seed": base.tolist(),
                      "baseline_mean": float(base.mean()),

@@ -24,7 +24,7 @@ import pytest
 
 from claims import _lds
 from claims._lds import paired_ratio
-from claims.runs import shift_run
+from claims.runs import SHIFT_DEPTHS, STACK_SEEDS, TRAIN_RADIUS, shift_run, trained
 from claims.seeds import rng_for
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import kalman_predict
@@ -45,32 +45,32 @@ def _stack_row(layers: int, seed_index: int) -> str:
 
 #: the coordinates of each row of the table (claims/records.py, Coords).
 ROW_COORDS = {**{_stack_row(L, i): {"layers": L, "seed": i}
-                 for L in _lds.SHIFT_DEPTHS for i in range(_lds.STACK_SEEDS)},
+                 for L in SHIFT_DEPTHS for i in range(STACK_SEEDS)},
               LS_ROW: {"variant": "least-squares-ar2"}, N4SID_ROW: {"variant": "n4sid"},
               "Kalman filter (true system)": {"variant": "kalman-true-system"}}
 
 
-@pytest.mark.parametrize("seed_index", range(_lds.STACK_SEEDS))
-@pytest.mark.parametrize("layers", _lds.SHIFT_DEPTHS)
+@pytest.mark.parametrize("seed_index", range(STACK_SEEDS))
+@pytest.mark.parametrize("layers", SHIFT_DEPTHS)
 def test_training_run(profile, layers, seed_index):
     """One stack trained at radius 0.9 (cached); sanity: the held-out loss of its final
     weights is below the training loss of its first steps (not the heavy-tailed mean of
     the last steps' losses: claims/test_depth.py, test_training_run)."""
-    run = _lds.trained_stack(_lds.shift_config(layers, seed_index, profile), profile)
+    run = trained(shift_run(layers, profile.stack_batch, seed_index), profile)
     assert np.isfinite(run.eval_loss) and run.eval_loss < run.loss_history[0]
 
 
 @functools.lru_cache(maxsize=None)
 def _table(profile) -> dict:
     """{radius: {method: (errors per sequence, errors of the filter on the same sequences)}}."""
-    runs = {L: [_lds.trained_stack(_lds.shift_config(L, i, profile), profile) for i in range(_lds.STACK_SEEDS)]
-            for L in _lds.SHIFT_DEPTHS}
+    runs = {L: [trained(shift_run(L, profile.stack_batch, i), profile) for i in range(STACK_SEEDS)]
+            for L in SHIFT_DEPTHS}
     out = {}
     for r in _lds.TEST_RADII:
         systems, y = _lds.heldout_systems("a", profile.heldout_sequences, 30, r)
         target = y[:, -1]
         kf = (kalman_predict(systems, y).prediction - target) ** 2
-        wrong = Systems(A=systems.A * (_lds.TRAIN_RADIUS / r), c=systems.c, Sigma_w=systems.Sigma_w,
+        wrong = Systems(A=systems.A * (TRAIN_RADIUS / r), c=systems.c, Sigma_w=systems.Sigma_w,
                         Sigma_0=systems.Sigma_0, sigma_v=systems.sigma_v, T=systems.T)
         kf_wrong = (kalman_predict(wrong, y).prediction - target) ** 2
         rows = {_stack_row(L, i): (_lds.predict(run, y) - target) ** 2

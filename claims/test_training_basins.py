@@ -44,7 +44,7 @@ from claims._lds import layer_prediction
 from claims.basins import clopper_pearson
 from claims.known import known_params
 from claims.memo import memoized
-from claims.runs import ars_run
+from claims.runs import BASIN_SETTINGS as SETTINGS, WINDOWS, ars_config, ars_run, trained
 from claims.seeds import rng_for, seed_for
 from claims.stats import ratio_stderr
 from models.attention import LinearSelfAttention
@@ -55,7 +55,6 @@ from theory.systems import LDSFamily
 
 CLAIM = "training-basins"
 REF = "Sec. 5 protocol (trained AR(s) layers; Fig. 1)"
-SETTINGS = ("a", "b", "c", "d")
 #: Monte Carlo against exact: standard errors (the project's 4, as elsewhere)
 Z_TOL = 4.0
 #: a twin started at theta* stays within this of it, relative in beta (the basins issue's 1e-8)
@@ -98,7 +97,7 @@ def _population_ratios(setting, s, profile) -> dict:
     e_opt = (layer_prediction(opt.W_V, opt.W_QK, y) - y[:, -1]) ** 2
     out = {1.0: [], **{c: [] for c in PERTURB}}
     for i in range(profile.n_seeds):
-        run = _ars.trained_ars(setting, s, i, profile)
+        run = trained(ars_run(setting, s, i), profile)
         beta = beta_from_weights(run.W_V, run.W_QK)
         exact = float(mom.loss(beta) / mom.loss(beta_opt))
         exact_se = _batch_ratio_stderr(mom, beta, beta_opt)
@@ -120,8 +119,8 @@ def test_runs_against_the_exact_population_loss(claim, profile, setting):
     Monte Carlo moments, whose batch error is added): the largest |z| over the runs.
     Control: W_V scaled by 1.3 and by 0.7 in the held-out evaluation only -- per run the
     larger |z| of the two, the smallest over the runs."""
-    per = {s: _population_ratios(setting, s, profile) for s in _ars.WINDOWS}
-    runs = [ars_run(setting, s, i).run for s in _ars.WINDOWS for i in range(profile.n_seeds)]
+    per = {s: _population_ratios(setting, s, profile) for s in WINDOWS}
+    runs = [ars_run(setting, s, i).run for s in WINDOWS for i in range(profile.n_seeds)]
     z_run = [abs(r[4]) for rows in per.values() for r in rows[1.0]]
     # the control: per run the larger |z| of the two scales, then the smallest over the runs
     z_ctl = [max(abs(a[4]), abs(b[4])) for rows in per.values()
@@ -208,12 +207,12 @@ def test_twin_gradient_against_the_forward_pass(claim, profile, setting):
     the gradient by more than 2e5 sequences can hide (at T = 30 it would take some 50 times
     more).  (Setting d is left out: its moments are a Monte Carlo estimate, the error this
     check would have to separate.)"""
-    s = _ars.WINDOWS[-1]
+    s = WINDOWS[-1]
     fam = LDSFamily(setting, T=GRADIENT_T)
     moments = {"T": population_moments(fam, s), "T+1": population_moments(fam.replace(T=GRADIENT_T + 1), s)}
     rng = rng_for(CLAIM, "gradient", setting)
-    run = _ars.trained_ars(setting, s, 0, profile)
-    points = {"initial": initial_weights(_ars.train_config(setting, s, 0, profile)), "trained": (run.W_V, run.W_QK)}
+    run = trained(ars_run(setting, s, 0), profile)
+    points = {"initial": initial_weights(ars_config(setting, s, 0, profile)), "trained": (run.W_V, run.W_QK)}
     per = {name: _gradient_z(fam, s, V, Q, rng, moments) for name, (V, Q) in points.items()}
     for name, expect in (("T", "holds"), ("T+1", "fails")):
         claim.record(
@@ -233,11 +232,11 @@ def test_twin_gradient_against_the_forward_pass(claim, profile, setting):
 def twin_starts(setting, s, profile):
     """Initial weights (n, s+1, s+1) of the cell's twins: the runs' own (the trainer's draw
     for each seed), then draws from the init law up to ``profile.twins``."""
-    runs = [initial_weights(_ars.train_config(setting, s, i, profile)) for i in range(profile.n_seeds)]
+    runs = [initial_weights(ars_config(setting, s, i, profile)) for i in range(profile.n_seeds)]
     V, Q = [np.stack([r[k] for r in runs]) for k in (0, 1)]
     extra = profile.twins - profile.n_seeds
     if extra > 0:
-        Vl, Ql = law_weights(_ars.train_config(setting, s, 0, profile), extra, seed_for(CLAIM, "law", setting, s))
+        Vl, Ql = law_weights(ars_config(setting, s, 0, profile), extra, seed_for(CLAIM, "law", setting, s))
         V, Q = np.concatenate([V, Vl]), np.concatenate([Q, Ql])
     return V, Q
 
@@ -252,7 +251,7 @@ def twins(setting, s, profile) -> dict:
     differently (the theta* twin's distance at s = 2, some 1e-14, moves within rounding when
     it joins the batch).  The batch is shared on disk between processes (claims/memo.py), so
     the tests of a cell run it once."""
-    cfg = _ars.train_config(setting, s, 0, profile)
+    cfg = ars_config(setting, s, 0, profile)
     V0, Q0 = twin_starts(setting, s, profile)
     opt = _ars.optimum(setting, s, profile.multistart)
     V0, Q0 = np.concatenate([V0, opt.W_V[None]]), np.concatenate([Q0, opt.W_QK[None]])
@@ -267,7 +266,7 @@ def twins(setting, s, profile) -> dict:
             "stay": {"W_V": out["W_V"][-1], "W_QK": out["W_QK"][-1], "loss": float(out["loss"][-1])}}
 
 
-@pytest.mark.parametrize("s", _ars.WINDOWS)
+@pytest.mark.parametrize("s", WINDOWS)
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_noise_free_twins(claim, profile, setting, s):
     """The cell's twins (module doc), reported: the share headed for the optimum with its
@@ -326,13 +325,13 @@ KNOWN_STAY_FAILURES = {(st_, s): {p: _stay_reason((st_, s)) for p in ("quick", "
 
 
 @pytest.mark.parametrize("setting, s", known_params(KNOWN_STAY_FAILURES, [(st_, s) for st_ in SETTINGS
-                                                                          for s in _ars.WINDOWS]))
+                                                                          for s in WINDOWS]))
 def test_twin_started_at_the_optimum_stays_there(claim, profile, setting, s):
     """The full protocol (the AR(s) lr, betas, schedule, clipping; float64, exact loss) from
     theta* (a lane of the cell's batch, :func:`twins`): max |beta_end - beta*| / max |beta*|
     <= 1e-8, with the point the twin ends up headed for.  Control (test below): the same
     with AdamW's weight decay."""
-    cfg = _ars.train_config(setting, s, 0, profile)
+    cfg = ars_config(setting, s, 0, profile)
     opt = _ars.optimum(setting, s, profile.multistart)
     tw = twins(setting, s, profile)               # the runs' points first, so names match theirs
     end_V, end_Q = tw["stay"]["W_V"], tw["stay"]["W_QK"]
@@ -355,7 +354,7 @@ def test_twin_with_weight_decay_drifts_from_the_optimum(claim, profile):
     """Control of twin-stays-at-optimum: the same twin from theta* (setting a, s = 2) with
     AdamW's decoupled weight decay 1e-2 (the protocol has none) leaves it."""
     setting, s = "a", 2
-    cfg = _ars.train_config(setting, s, 0, profile).replace(weight_decay=DECAY)
+    cfg = ars_config(setting, s, 0, profile).replace(weight_decay=DECAY)
     opt = _ars.optimum(setting, s, profile.multistart)
     out = run_twins(cfg, _ars.moments_for(setting, s), opt.W_V[None], opt.W_QK[None])
     start = beta_from_weights(opt.W_V, opt.W_QK)

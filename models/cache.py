@@ -50,9 +50,11 @@ from filelock import FileLock, Timeout
 
 from theory.validation import check_real, check_type
 
+from .config import TrainConfig
 from .files import atomic_write_text
 from .fingerprint import Fingerprint, current_fingerprint, fresh_source_digest, source_digest
-from .trainer import TrainConfig, TrainResult, train
+from .result import TrainResult
+from .trainer import train
 
 # Pin the fingerprint of the training code to what this process has just imported (through
 # .trainer above): source_digest() is computed once per process, so every key this process

@@ -19,7 +19,7 @@ import torch
 from models import cache as cache_mod
 from models.fingerprint import (Fingerprint, closure_files, current_fingerprint, module_closure,
                                 source_digest)
-from models.trainer import TrainConfig
+from models.config import TrainConfig
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = dict(steps=5, batch=8)
@@ -57,7 +57,7 @@ def test_closure_of_the_trainer_is_the_training_code():
     assert files == EXPECTED_CLOSURE
     for needed in ("models/trainer.py", "models/sampler.py", "theory/systems.py"):
         assert needed in files
-    for outside in ("models/cli.py", "models/cache.py", "models/fingerprint.py", "models/files.py",
+    for outside in ("models/twins.py", "models/cache.py", "models/fingerprint.py", "models/files.py",
                     "theory/kappa.py"):
         assert outside not in files
     assert not any(f.startswith(("claims/", "tests/")) for f in files)
@@ -139,7 +139,7 @@ def test_a_new_module_imported_by_the_trainer_changes_the_key(tmp_path, pristine
     assert _key(edited) != _key(pristine)
 
 
-@pytest.mark.parametrize("rel", ["models/cli.py", "models/cache.py", "claims/_ar1.py", "theory/kappa.py"])
+@pytest.mark.parametrize("rel", ["claims/cli.py", "models/cache.py", "claims/_ar1.py", "theory/kappa.py"])
 def test_an_edit_outside_the_closure_keeps_the_key(tmp_path, pristine, rel):
     edited = _copy_tree(tmp_path)
     _edit_line(edited / rel, "from __future__ import annotations", "from __future__ import annotations\nX = 1")

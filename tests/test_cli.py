@@ -1,4 +1,4 @@
-"""models.cli: ``ldsicl kappa`` / ``ldsicl train`` / ``ldsicl cache`` in-process (main(argv)) and as a process."""
+"""claims.cli: ``ldsicl kappa`` / ``ldsicl train`` / ``ldsicl cache`` in-process (main(argv)) and as a process."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.cli import main
-from models.trainer import TrainConfig, TrainResult
+from claims.cli import main
+from models.config import TrainConfig
+from models.result import TrainResult
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE_KAPPA = 0.2052454015138651  # docs/math.md section 4, setting (a) defaults
@@ -21,9 +22,9 @@ KAPPA_ARGS = ["kappa", "--setting", "a", "--T", "30", "--d", "5", "--sigma-w", "
 
 
 def _run(*args, timeout=120):
-    """``python -m models.cli ARGS`` in a process group killed if it runs over ``timeout``."""
+    """``python -m claims.cli ARGS`` in a process group killed if it runs over ``timeout``."""
     from _procs import clean_env, run_bounded
-    return run_bounded([sys.executable, "-m", "models.cli", *args], timeout=timeout, cwd=REPO,
+    return run_bounded([sys.executable, "-m", "claims.cli", *args], timeout=timeout, cwd=REPO,
                        env=clean_env(REPO, OMP_NUM_THREADS="1"))
 
 
@@ -62,7 +63,7 @@ def test_kappa_text_output_and_exact_decimals(capsys):
 
 def test_kappa_non_decimal_rational_is_exact(capsys):
     """--sigma-w 1/3 goes to the exact engine as 1/3, not as the float 0.333..."""
-    from theory.kappa import kappa_exact_a
+    from theory.kappa_exact import kappa_exact_a
     assert main(["kappa", "--T", "6", "--sigma-w", "1/3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert Fraction(out["exact"]) == kappa_exact_a(6, 5, Fraction(1, 9), Fraction(1, 100), 1)
@@ -99,7 +100,7 @@ def test_kappa_monte_carlo_reports_stderr(capsys):
     (["train", "--sigma-w", "-1"], "sigma_w"),
     (["train", "--warmup-steps", "9000"], "--warmup-steps"),
     (["train", "--cache-dir", "x", "--no-cache"], "--no-cache"),
-    (["cache"], "{list,clear}"),
+    (["cache"], "{list,clear,export}"),
     (["cache", "purge"], "purge"),
     (["cache", "list", "--cache-dir", ""], "--cache-dir"),
     (["cache", "clear", "--cache-dir", ""], "--cache-dir"),
@@ -297,7 +298,7 @@ def test_optimum_text_and_setting_d(capsys):
 def test_a_closed_pipe_ends_quietly():
     """``ldsicl ... | head -c 1``: no BrokenPipeError traceback, exit status 0."""
     from _procs import clean_env, run_bounded
-    proc = run_bounded(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m models.cli --help | head -c 1"],
+    proc = run_bounded(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m claims.cli --help | head -c 1"],
                        timeout=60, cwd=REPO, env=clean_env(REPO))
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and proc.stderr == ""
 

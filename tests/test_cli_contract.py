@@ -1,4 +1,4 @@
-"""models.cli: the documented contract of ``ldsicl`` beyond tests/test_cli.py, in process.
+"""claims.cli: the documented contract of ``ldsicl`` beyond tests/test_cli.py, in process.
 
 Added for mutants that survived tests/test_cli.py (docs/mutation.md): the defaults and
 help texts of the parser, the exact route taken by the aliases, the JSON fields of the
@@ -16,9 +16,9 @@ from fractions import Fraction
 
 import pytest
 
-from models.cli import build_parser, main
-from models.trainer import TrainConfig
-from theory.kappa import kappa_moments_exact_a
+from claims.cli import build_parser, main
+from models.config import TrainConfig
+from theory.kappa_exact import kappa_moments_exact_a
 
 
 def test_parser_defaults_are_the_documented_ones():
@@ -26,7 +26,11 @@ def test_parser_defaults_are_the_documented_ones():
     assert (k.setting, k.T, k.d, k.sigma_w, k.sigma_v, k.sigma_0) == ("a", 30, 5, Fraction(1, 10), Fraction(1, 10), 1)
     assert (k.method, k.mc_systems, k.seed, k.json) == ("auto", 200_000, 0, False)
     t = build_parser().parse_args(["train"])
-    assert (t.s, t.steps, t.batch, t.seed, t.device, t.out, t.progress) == (1, 8000, 3000, 0, "auto", None, None)
+    assert (t.device, t.out, t.progress, t.claim, t.profile) == ("auto", None, None, None, "quick")
+    # every field option of train is None unless given (so that only a given option changes
+    # a claim's run); the defaults are TrainConfig's (test_train_help_states_trainconfigs_defaults)
+    assert all(getattr(t, name) is None for name in ("setting", "s", "T", "d", "sigma_w", "layers", "radius",
+                                                     "steps", "batch", "seed", "lr", "betas"))
     assert build_parser().parse_args(["train", "--progress"]).progress is True
     assert build_parser().parse_args(["train", "--no-progress"]).progress is False
 
@@ -42,15 +46,56 @@ def test_help_texts(capsys):
     assert "also write the record to this file" in out
 
 
-@pytest.mark.parametrize("argv", [[], ["kappa"], ["train"], ["optimum"], ["report"], ["cache"],
-                                  ["cache", "list"], ["cache", "clear"]])
-def test_every_option_has_help_with_its_default_and_every_command_examples(argv, capsys):
-    """The issue's contract: --help defines settings a-d and the control (top level), every
-    option has a help text with its default, every subcommand ends with examples."""
-    from models.cli import build_parser
+def _subparser(argv):
     parser = build_parser()
     for name in argv:
         parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+    return parser
+
+
+def test_train_help_states_trainconfigs_defaults():
+    """Each train option that is None unless given says its default in its help; the
+    oracle is TrainConfig's own field defaults (and LDSFamily's for the family)."""
+    import dataclasses
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    shown = {"sigma_w": "1/10", "sigma_v": "1/10", "sigma_0": "1", "betas": "0.9,0.999",
+             "warmup_steps": "5 %% of steps"}
+    for action in _subparser(["train"])._actions:
+        if action.dest in defaults and action.default is None:
+            expected = shown.get(action.dest, str(defaults[action.dest]))
+            assert f"(default: {expected})" in action.help, (action.dest, action.help)
+            if action.dest not in shown:
+                assert str(defaults[action.dest]) == expected
+    assert tuple(float(x) for x in shown["betas"].split(",")) == defaults["betas"]
+    assert (Fraction(shown["sigma_w"]), Fraction(shown["sigma_0"])) == (
+        Fraction(repr(defaults["sigma_w"])), Fraction(repr(defaults["sigma_0"])))
+
+
+@pytest.mark.parametrize("argv", [[], ["kappa"], ["train"], ["runs"], ["optimum"], ["report"], ["cache", "list"],
+                                  ["cache", "clear"], ["cache", "export"]])
+def test_every_option_shows_its_default_once(argv, capsys):
+    """The issue's complaint was "(1e-3) (default: None)": no help says "default" twice, and
+    none shows a None default."""
+    assert main(argv + ["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: None)" not in out and "(default: False)" not in out
+    for action in _subparser(argv)._actions:
+        text = action.help or ""
+        assert text.count("default") <= 1 and "(None:" not in text, (action.dest, text)
+
+
+def test_version(capsys):
+    from importlib import metadata
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"ldsicl {metadata.version('ldsicl')}"
+
+
+@pytest.mark.parametrize("argv", [[], ["kappa"], ["train"], ["runs"], ["optimum"], ["report"], ["cache"],
+                                  ["cache", "list"], ["cache", "clear"], ["cache", "export"]])
+def test_every_option_has_help_with_its_default_and_every_command_examples(argv, capsys):
+    """The issue's contract: --help defines settings a-d and the control (top level), every
+    option has a help text with its default, every subcommand ends with examples."""
+    parser = _subparser(argv)
     for action in parser._actions:
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
@@ -74,8 +119,9 @@ def test_exact_alias_keeps_non_decimal_inputs_exact(alias, capsys):
     num, den = kappa_moments_exact_a(6, 2, Fraction(1, 9), Fraction(1, 100), 1)
     assert Fraction(out["exact"]) == 4 * num / den
     assert out["method"] == "exact-rational"
-    assert out["details"] == {"setting": "a", "T": 6, "d": 2, "sigma_w2": "1/9", "sigma_v2": "1/100",
-                              "sigma_02": "1"}
+    assert {k: out["details"][k] for k in ("setting", "T", "d", "sigma_w2", "sigma_v2", "sigma_02")} == \
+        {"setting": "a", "T": 6, "d": 2, "sigma_w2": "1/9", "sigma_v2": "1/100", "sigma_02": "1"}
+    assert Fraction(out["numerator"]) == num and Fraction(out["denominator"]) == den
     assert (out["setting"], out["T"], out["d"], out["sigma_w"], out["sigma_v"], out["sigma_0"]) == \
         ("a", 6, 2, "1/3", "1/10", "1")
 

@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from claims.profiles import Profile
 from models.attention import LinearSelfAttention
-from models.cli import main
+from claims.cli import main
 from models.config import TrainConfig
 from models.fingerprint import Fingerprint
 from models.sampler import TorchLDSSampler
@@ -192,11 +192,13 @@ FLAGS = {
     "kappa": FAMILY_FLAGS + ["--method", "--mc-systems", "--seed"],
     "train": FAMILY_FLAGS + ["--s", "--seed", "--lr", "--lr-min", "--warmup-steps", "--weight-decay",
                              "--grad-clip", "--init-scale", "--dtype", "--forward", "--device", "--max-memory",
-                             "--out"],
+                             "--out", "--claim", "--profile", "--layers", "--radius", "--betas"],
+    "runs": ["--claim", "--profile", "--cache-dir"],
     "optimum": FAMILY_FLAGS + ["--s", "--starts", "--seed", "--trajectories", "--max-memory"],
     "report": ["--from", "--out", "--profile"],
     "cache list": ["--cache-dir"],
     "cache clear": ["--cache-dir"],
+    "cache export": ["KEY", "--out", "--profile", "--cache-dir"],
 }
 #: small valid values where a malformed one is not drawn, to keep every case fast
 SMALL = {"--T": "7", "--d": "2", "--mc-systems": "200", "--s": "2", "--starts": "2",
@@ -205,7 +207,14 @@ PATHS = ["/proc/x.json", "", "/", "/nonexistent/dir/x", "{tmp}/out.json", "{tmp}
 CHOICES = {"--setting": ["a", "b", "c", "d", "asym", "e", ""], "--dtype": ["float32", "float64", "int8"],
            "--forward": ["effective", "model", "x"], "--device": ["cpu", "cuda", "tpu", "", "auto"],
            "--method": ["auto", "exact", "quadrature", "mc-moments", "mc-trajectories", "magic"],
-           "--profile": ["quick", "paper", "x"]}
+           "--profile": ["quick", "paper", "x"],
+           # run ids (valid, of the other profile, a depth group, malformed) and claims
+           "--claim": ["ar1/a/seed=0", "ars/asym/s=3/seed=1", "depth/L=2/T=10/batch=1000/seed=0",
+                       "depth/L=2/T=10/batch=1500/seed=0", "depth/L=1/T=10+80/batch=1000/seed=0",
+                       "shift/L=4/batch=1000/seed=2", "sensitivity/a/lr=5e-4/seed=0", "sensitivity/a/lr=9/seed=0",
+                       "ars/a/s=40/seed=0", "ar1/e/seed=0", "ar1/a/seed=01", "banding", "pcg-alignment", "nope"],
+           "KEY": ["ar1/a/seed=0", "0123456789ab", "deadbeef", "zz", "ars/b/s=2/seed=0"],
+           "--betas": ["0.9,0.99", "0.9", "0.9,1.0", "a,b", "-0.1,0.5", "0.5,0.5,0.5"]}
 
 
 def _strict(text):
@@ -220,6 +229,10 @@ def command_lines(draw):
     argv = cmd.split()
     chosen = draw(st.lists(st.sampled_from(FLAGS[cmd]), max_size=4, unique=True))
     for flag in FLAGS[cmd]:
+        if flag == "KEY":                                      # the positional argument of cache export
+            if flag in chosen:
+                argv.append(draw(st.sampled_from(CHOICES[flag] + MALFORMED[:6])))
+            continue
         if flag in chosen:
             if flag in CHOICES:
                 value = draw(st.sampled_from(CHOICES[flag] + MALFORMED[:6]))
@@ -233,7 +246,7 @@ def command_lines(draw):
     if cmd == "train":
         argv += ["--steps", str(draw(st.integers(1, 5))), "--batch", str(draw(st.integers(1, 8))),
                  "--no-progress"]
-    if cmd in ("kappa", "train", "optimum") and draw(st.booleans()):
+    if cmd in ("kappa", "train", "optimum", "runs") and draw(st.booleans()):
         argv.append("--json")
     return argv
 
@@ -245,7 +258,7 @@ def test_command_line(argv):
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "notjson.json").write_text("{ not json")
         argv = [a.replace("{tmp}", tmp) for a in argv]
-        if argv[0] in ("train", "cache") and "--cache-dir" not in argv:
+        if argv[0] in ("train", "cache", "runs") and "--cache-dir" not in argv:
             argv += ["--cache-dir", str(Path(tmp) / "cache")]      # never the real cache
         if argv[0] == "report" and "--out" not in argv:
             argv += ["--out", str(Path(tmp) / "report")]

@@ -23,17 +23,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from theory import kappa_exact
-from theory.kappa import (
-    KappaResult,
-    kappa,
-    kappa_exact_a,
-    kappa_moments_exact_a,
-    kappa_moments_quadrature_a,
-    kappa_mc_moments,
-    kappa_mc_trajectories,
-    kappa_quadrature_a,
-    moment_forms,
-)
+from theory.kappa import KappaResult, kappa, kappa_mc_moments, kappa_mc_trajectories
+from theory.kappa_exact import kappa_exact_a, kappa_moments_exact_a, kappa_moments_quadrature_a, kappa_quadrature_a
+from theory.kappa_forms import moment_forms
 from theory.kappa_forms import Layout
 from theory.reference import coordinate_covariance_poly, exact_moments_a, kappa_symbolic
 from theory.systems import LDSFamily
@@ -67,7 +59,10 @@ def test_reference_value_exact():
     assert res.details["sigma_w2"] == "1/100" and res.details["sigma_v2"] == "1/100"
     num, den = kappa_moments_exact_a(30, 5, Fraction(1, 100), Fraction(1, 100))
     assert 28 * num / den == k                      # exact: kappa = (T-2) num / den
-    assert (res.numerator, res.denominator) == (float(num), float(den))
+    assert (res.numerator, res.denominator) == (num, den)       # the exact moments, not floats
+    assert res.to_json()["numerator"] == f"{num.numerator}/{num.denominator}"
+    assert Fraction(res.to_json()["exact"]) == 28 * Fraction(res.to_json()["numerator"]) / Fraction(
+        res.to_json()["denominator"])
     assert math.isclose(28 * res.numerator / res.denominator, REF, rel_tol=TOL)
 
 

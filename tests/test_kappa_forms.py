@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.kappa import moment_forms
+from theory.kappa_forms import moment_forms
 from theory.reference import coordinate_covariance_poly, gaussian_moments, pairings
 
 

@@ -14,18 +14,17 @@ from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
 from claims.seeds import claim_settings, rng_for, seed_for
 
 
-def test_trained_ar1_passes_stale_before_only_under_retrain(monkeypatch):
-    """claims/_ar1.py hands the --retrain start time to train_cached, and nothing else."""
+def test_the_run_store_passes_stale_before_only_under_retrain(monkeypatch):
+    """claims/runs.py hands the --retrain start time to train_cached, and nothing else."""
     pytest.importorskip("torch")
-    import models.cache
-    from claims import _ar1
+    from claims import runs
 
     calls = []
-    monkeypatch.setattr(models.cache, "train_cached", lambda config, **kw: calls.append(kw))
-    _ar1.trained_ar1("a", 0, QUICK)
-    _ar1.trained_ar1("a", 0, dataclasses.replace(QUICK, run=runopts.RunOptions(retrain_before=1234.5)))
-    assert calls == [{"device": "auto", "progress": False, "stale_before": None},
-                     {"device": "auto", "progress": False, "stale_before": 1234.5}]
+    monkeypatch.setattr(runs, "train_cached", lambda config, **kw: calls.append((config, kw)))
+    runs.trained("ar1/a/seed=0", QUICK)
+    runs.trained(runs.ar1_run("a", 0), dataclasses.replace(QUICK, run=runopts.RunOptions(retrain_before=1234.5)))
+    assert calls == [(runs.ar1_config("a", 0, QUICK), {"device": "auto", "progress": False, "stale_before": None}),
+                     (runs.ar1_config("a", 0, QUICK), {"device": "auto", "progress": False, "stale_before": 1234.5})]
 
 
 def test_seeds_are_stable_names_not_workers():

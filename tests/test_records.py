@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from claims.records import (ClaimRecorder, Record, compare, format_value, make_record,
-                            records_from_user_properties, to_builtin)
+from claims.display import format_value
+from claims.records import ClaimRecorder, Record, compare, make_record, records_from_user_properties, to_builtin
 
 RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
                "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "tolerance", "comparator",

@@ -19,14 +19,10 @@ import torch
 
 from models.attention import LinearSelfAttention, build_tokens
 from models.runtime import torch_threads
-from models.trainer import (
-    SHARD_SIZE,
-    TorchLDSSampler,
-    TrainConfig,
-    TrainResult,
-    stream_seed,
-    train,
-)
+from models.config import TrainConfig, stream_seed
+from models.result import TrainResult
+from models.sampler import TorchLDSSampler
+from models.trainer import SHARD_SIZE, train
 from theory.population import beta_from_weights
 from theory.systems import LDSFamily
 

@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from models.config import lr_schedule
-from models.trainer import TrainConfig, train
+from models.config import TrainConfig
+from models.trainer import train
 
 BASE = dict(seed=5, steps=40, batch=64, T=10, d=2, warmup_steps=5)
 

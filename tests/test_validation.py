@@ -14,7 +14,11 @@ from hypothesis import strategies as st
 
 from models.attention import LinearSelfAttention, build_tokens
 from models.runtime import resolve_device, torch_threads
-from models.trainer import TorchLDSSampler, TrainConfig, TrainResult, effective_features, stream_seed, train
+from models.config import TrainConfig, stream_seed
+from models.features import effective_features
+from models.result import TrainResult
+from models.sampler import TorchLDSSampler
+from models.trainer import train
 from theory import validation as V
 from theory.ar import (
     ar1_optimal_weights,

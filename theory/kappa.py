@@ -39,14 +39,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .kappa_exact import (
-    QUADRATURE_SETTINGS,
-    kappa_exact_a,
-    kappa_moments_exact_a,
-    kappa_moments_quadrature,
-    kappa_moments_quadrature_a,
-    kappa_quadrature_a,
-)
+from .coordinate import QUADRATURE_SETTINGS
+from .kappa_exact import kappa_moments_exact_a, kappa_moments_quadrature, kappa_ratio
 from .kappa_forms import moment_forms
 from .systems import LDSFamily, covariance
 from .validation import check_generator, check_positive_int
@@ -55,15 +49,9 @@ __all__ = [
     "KappaResult",
     "METHODS",
     "kappa",
-    "kappa_exact_a",
-    "kappa_moments_exact_a",
-    "kappa_quadrature_a",
-    "kappa_moments_quadrature_a",
-    "kappa_moments_quadrature",
     "kappa_mc_moments",
     "kappa_mc_trajectories",
     "family_variances",
-    "moment_forms",
     "choose_method",
     "exact_seconds",
     "route_bytes",
@@ -80,29 +68,40 @@ class KappaResult:
 
     ``kappa`` (float), ``exact`` (Fraction or None), ``stderr`` (0.0 for exact and
     quadrature), ``method``, ``numerator`` = E[y_{T-1} y_T S] and ``denominator`` =
-    E[y_{T-1}^2 S^2] (estimates; kappa = (T-2) numerator / denominator), and ``details``
-    (plain ints / floats / strs only: T, d, m, seed, ...).
+    E[y_{T-1}^2 S^2] (kappa = (T-2) numerator / denominator, :func:`kappa_ratio`):
+    Fractions on the exact route, float estimates otherwise; and ``details`` (plain ints /
+    floats / strs only: T, d, m, seed, ...).
     """
 
     kappa: float
     exact: Fraction | None
     stderr: float
     method: str
-    numerator: float
-    denominator: float
+    numerator: float | Fraction
+    denominator: float | Fraction
     details: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        """Strict-JSON dict; ``exact`` as the string "p/q" (or None).  A non-finite number
-        (a standard error from a single sample, an overflow) is written as null and named
-        in ``"non_finite"``, so the output never holds NaN or Infinity."""
+        """Strict-JSON dict.  Exact values only as exact strings "p/q": ``exact`` (kappa, or
+        None), and on the exact route ``numerator`` and ``denominator`` (the moments, whose
+        ratio times T - 2 is ``exact``); numbers are floats.  A non-finite number (a
+        standard error from a single sample, an overflow) is written as null and named in
+        ``"non_finite"``, so the output never holds NaN or Infinity.
+
+        >>> r = KappaResult(0.5, Fraction(1, 2), 0.0, "exact-rational", Fraction(1, 12), Fraction(1, 3))
+        >>> {k: r.to_json()[k] for k in ("kappa", "exact", "numerator", "denominator")}
+        {'kappa': 0.5, 'exact': '1/2', 'numerator': '1/12', 'denominator': '1/3'}
+        """
+        def number(x):
+            return f"{x.numerator}/{x.denominator}" if isinstance(x, Fraction) else float(x)
+
         out = {
             "kappa": float(self.kappa),
-            "exact": None if self.exact is None else f"{self.exact.numerator}/{self.exact.denominator}",
+            "exact": None if self.exact is None else number(self.exact),
             "stderr": float(self.stderr),
             "method": self.method,
-            "numerator": float(self.numerator),
-            "denominator": float(self.denominator),
+            "numerator": number(self.numerator),
+            "denominator": number(self.denominator),
             "details": dict(self.details),
         }
         bad = [k for k, v in out.items() if isinstance(v, float) and not math.isfinite(v)]
@@ -130,7 +129,7 @@ def _ratio(Nv: np.ndarray, Dv: np.ndarray, T: int):
         se_d = float(Dv.std(ddof=1)) / math.sqrt(m)
     else:
         se = se_n = se_d = math.inf
-    return (T - 2) * R, se, Nm, Dm, se_n, se_d
+    return kappa_ratio(T, Nm, Dm), se, Nm, Dm, se_n, se_d
 
 
 def _family_details(family: LDSFamily) -> dict:
@@ -260,17 +259,44 @@ def choose_method(family: LDSFamily) -> tuple[str, str]:
     return "mc-moments", f"Monte Carlo over systems (setting {family.setting} has no exact route)"
 
 
-def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: int = 0) -> KappaResult:
-    """kappa for a family.
+def _check_variances(family: LDSFamily, variances):
+    """The exact variances (sigma_w^2, sigma_v^2, sigma_0^2) of the exact route: the
+    family's decimal ones (:func:`family_variances`) by default, or three Fractions whose
+    square roots are the family's standard deviations (e.g. 1/9 for sigma_w = 1/3)."""
+    if variances is None:
+        return family_variances(family)
+    if not isinstance(variances, (tuple, list)) or len(variances) != 3:
+        raise ValueError(f"variances must be three Fractions (sigma_w^2, sigma_v^2, sigma_0^2), got {variances!r}")
+    out = []
+    for name, v in zip(("sigma_w", "sigma_v", "sigma_0"), variances):
+        if isinstance(v, bool) or not isinstance(v, (int, Fraction)) or v < 0:
+            raise ValueError(f"variances: {name}^2 must be a Fraction >= 0, got {v!r}")
+        if not math.isclose(math.sqrt(v), getattr(family, name), rel_tol=1e-12, abs_tol=1e-300):
+            raise ValueError(f"variances: {name}^2 = {v} is not the family's {name} = "
+                             f"{getattr(family, name)!r} squared")
+        out.append(Fraction(v))
+    return tuple(out)
+
+
+def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: int = 0,
+          variances=None) -> KappaResult:
+    """kappa for a family: the one place that picks a route (the command line and the claims
+    call it).
 
     ``method``: "auto" (:func:`choose_method`; the choice and its reason go into
     ``details["auto"]``), "exact-rational" (alias "exact"), "gauss-legendre" (alias
     "quadrature"), "mc-moments", "mc-trajectories".  ``m`` (>= 2, for a standard error) and
     ``seed`` are used by the Monte Carlo methods only (``np.random.default_rng(seed)``).
-    A route that would hold more than :data:`MAX_BYTES` is refused before any work
-    (ValueError naming T).
+    ``variances``: exact variances for the exact route when the standard deviations are
+    not decimals (sigma_w = 1/3: pass Fraction(1, 9); :func:`_check_variances`).  A route
+    that would hold more than :data:`MAX_BYTES` is refused before any work (ValueError
+    naming T).
+
+    >>> kappa(LDSFamily("a", T=6, d=2)).exact
+    Fraction(...)
     """
     family = _check_family(family)
+    exact_variances = _check_variances(family, variances)
     if not isinstance(method, str):
         raise ValueError(f"method must be a string, got {method!r}")
     meth = _ALIASES.get(method, method)
@@ -295,16 +321,16 @@ def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: in
                          f"more than the {MAX_BYTES / 2 ** 30:g} GiB allowed; use a smaller T")
     base = _family_details(family) | ({"auto": why} if why else {})
     if meth == "exact-rational":
-        sw2, sv2, s02 = family_variances(family)
+        sw2, sv2, s02 = exact_variances
         num, den = kappa_moments_exact_a(family.T, family.d, sw2, sv2, s02)
-        ex = (family.T - 2) * num / den
+        ex = kappa_ratio(family.T, num, den)
         det = base | {"sigma_w2": str(sw2), "sigma_v2": str(sv2), "sigma_02": str(s02)}
         return KappaResult(kappa=float(ex), exact=ex, stderr=0.0, method=meth,
-                           numerator=float(num), denominator=float(den), details=det)
+                           numerator=num, denominator=den, details=det)
     if meth == "gauss-legendre":
         num, den = kappa_moments_quadrature(family)
         det = base | {"nodes": 3 * family.T + 1}
-        return KappaResult(kappa=(family.T - 2) * num / den, exact=None, stderr=0.0, method=meth,
+        return KappaResult(kappa=kappa_ratio(family.T, num, den), exact=None, stderr=0.0, method=meth,
                            numerator=num, denominator=den, details=det)
     m = check_positive_int("m", m, minimum=2)
     if 16 * m > MAX_BYTES:                        # the per-sample N_j, D_j arrays

@@ -58,7 +58,6 @@ from fractions import Fraction
 import numpy as np
 
 from .coordinate import (
-    QUADRATURE_SETTINGS,
     coordinate_covariance_int,
     coordinate_mean_int,
     family_quadrature,
@@ -71,13 +70,24 @@ from .kappa_forms import M2, M3x4, Layout
 from .validation import check_nonneg_real, check_positive_int, check_rational
 
 __all__ = [
+    "kappa_ratio",
     "kappa_exact_a",
     "kappa_moments_exact_a",
     "kappa_quadrature_a",
     "kappa_moments_quadrature_a",
     "kappa_moments_quadrature",
-    "QUADRATURE_SETTINGS",
 ]
+
+
+def kappa_ratio(T, numerator, denominator):
+    """Eq. 15 from its two moments: kappa = (T - 2) numerator / denominator, with
+    numerator = E[y_{T-1} y_T S] and denominator = E[y_{T-1}^2 S^2] (n = T - 2 products in S).
+    Exact for Fractions, float64 for floats; every route of this package ends here.
+
+    >>> kappa_ratio(30, Fraction(1, 7), Fraction(2, 3))
+    Fraction(6, 1)
+    """
+    return (T - 2) * numerator / denominator
 
 
 # --------------------------------------------------------------------------- validation
@@ -147,7 +157,7 @@ def kappa_exact_a(T, d, sigma_w2, sigma_v2, sigma_02=1) -> Fraction:
     """
     T, d, sw2, sv2, s02 = _check_inputs(T, d, sigma_w2, sigma_v2, sigma_02, exact=True)
     num, den = _exact_parts(T, d, sw2, sv2, s02, Layout.paper(T))
-    return (T - 2) * num / den
+    return kappa_ratio(T, num, den)
 
 
 # --------------------------------------------------------------------------- quadrature
@@ -179,7 +189,7 @@ def kappa_quadrature_a(T, d, sigma_w2, sigma_v2, sigma_02=1.0) -> float:
     """
     T, d, sw2, sv2, s02 = _check_inputs(T, d, sigma_w2, sigma_v2, sigma_02, exact=False)
     num, den = _quad_parts(T, d, sw2, sv2, s02, Layout.paper(T))
-    return (T - 2) * num / den
+    return kappa_ratio(T, num, den)
 
 
 def kappa_moments_quadrature(family) -> tuple[float, float]:

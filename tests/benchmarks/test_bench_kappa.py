@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import pytest
 
-from theory.kappa import kappa_exact_a, kappa_quadrature_a
+from theory.kappa_exact import kappa_exact_a, kappa_quadrature_a
 
 REF = 0.2052454015138651
 

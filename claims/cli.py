@@ -1,10 +1,13 @@
-"""Command line ``ldsicl`` (also ``python -m models.cli``): the parser, its help, and ``main``.
+"""Command line ``ldsicl`` (also ``python -m claims.cli``): the parser, its help, and ``main``.
 
-Subcommands (what each does: models/commands.py): ``kappa`` (Theorem 4.1's kappa),
-``train`` (one run of the paper's protocol), ``optimum`` (the population optimum of a
-window s), ``report`` (the reproducibility report of a claims run), ``cache list|clear``
-(the weight cache).  ``ldsicl --help`` defines the settings; every subcommand's help
-ends with examples.
+The top floor of the project: it calls theory/, models/ and the claims' run store, and no
+module below imports it (tests/test_layers.py).  Subcommands (what each does:
+claims/commands.py): ``kappa`` (Theorem 4.1's kappa), ``train`` (one run of the paper's
+protocol, or with ``--claim`` exactly a run a claim trains), ``runs`` (the run ids each
+claim trains), ``optimum`` (the population optimum of a window s), ``report`` (the
+reproducibility report of a claims run), ``cache list|clear|export`` (the weight cache).
+``ldsicl --help`` defines the settings; every subcommand's help ends with examples; every
+option shows its default once.
 
 Standard deviations are read as exact decimals ("0.1" is 1/10, its variance 1/100;
 "1/10" is accepted too), so the exact method computes kappa for exactly the numbers
@@ -19,11 +22,12 @@ import argparse
 import os
 import sys
 from fractions import Fraction
+from importlib import metadata
 
+from claims import commands
+from claims.profiles import PROFILES
 from theory.systems import SETTINGS, LDSFamily
 from theory.validation import check_int, check_rational, check_real
-
-from . import commands
 
 __all__ = ["main", "build_parser"]
 
@@ -33,7 +37,14 @@ class _UsageError(Exception):
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """Keeps the epilogs' line breaks and appends every option's default to its help."""
+    """Keeps the epilogs' line breaks and shows every option's default once: argparse's
+    "(default: X)" for a real default; an option whose default is None or a switch says its
+    own default in its help, or has none."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or "(default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -81,6 +92,23 @@ def _real(name, *, positive=False):
                                                    minimum=0, strict_min=positive))
 
 
+def _pair(name):
+    """"b1,b2" -> (b1, b2) (AdamW's betas; their range is TrainConfig's to check)."""
+    def parse(text):
+        parts = text.split(",")
+        if len(parts) != 2:
+            raise ValueError(f"{name} must be two numbers beta1,beta2, got {text!r}")
+        return tuple(_number(name, float, "two numbers beta1,beta2", p) for p in parts)
+    return _argument(name, parse)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("ldsicl")
+    except metadata.PackageNotFoundError:          # a checkout that was not pip-installed
+        return "unknown (not installed)"
+
+
 SETTINGS_HELP = "settings (system families; docs/settings.md):\n" + "\n".join(
     f"  {s:<5} {LDSFamily(s).description}" for s in SETTINGS)
 
@@ -89,22 +117,36 @@ def _examples(*lines) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def _add_family_args(p):
-    p.add_argument("--setting", choices=SETTINGS, default="a",
-                   help="system family: a, b, c, d or the asymmetric control asym (see ldsicl --help)")
-    p.add_argument("--T", type=_int("T", 3), default=30, help="sequence length")
-    p.add_argument("--d", type=_int("d", 1), default=5, help="state dimension")
-    p.add_argument("--sigma-w", type=_rational("sigma_w"), default=Fraction(1, 10),
-                   help="process noise standard deviation (an exact decimal or p/q)")
-    p.add_argument("--sigma-v", type=_rational("sigma_v"), default=Fraction(1, 10),
-                   help="observation noise standard deviation")
-    p.add_argument("--sigma-0", type=_rational("sigma_0"), default=Fraction(1),
-                   help="initial state standard deviation")
+#: the family options and their defaults (LDSFamily's: docs/settings.md, Defaults)
+_FAMILY_DEFAULTS = {"setting": "a", "T": 30, "d": 5, "sigma_w": Fraction(1, 10), "sigma_v": Fraction(1, 10),
+                    "sigma_0": Fraction(1)}
+
+
+def _add_family_args(p, *, defaults=True):
+    """The family options; ``defaults=False`` (train): None when not given, so that only a
+    given option changes a claim's run (--claim), and the help says the default."""
+    def default(name):
+        return _FAMILY_DEFAULTS[name] if defaults else None
+
+    def said(name):
+        return "" if defaults else f" (default: {_FAMILY_DEFAULTS[name]})"
+
+    p.add_argument("--setting", choices=SETTINGS, default=default("setting"),
+                   help="system family: a, b, c, d or the asymmetric control asym (see ldsicl --help)"
+                        + said("setting"))
+    p.add_argument("--T", type=_int("T", 3), default=default("T"), help="sequence length" + said("T"))
+    p.add_argument("--d", type=_int("d", 1), default=default("d"), help="state dimension" + said("d"))
+    p.add_argument("--sigma-w", type=_rational("sigma_w"), default=default("sigma_w"),
+                   help="process noise standard deviation (an exact decimal or p/q)" + said("sigma_w"))
+    p.add_argument("--sigma-v", type=_rational("sigma_v"), default=default("sigma_v"),
+                   help="observation noise standard deviation" + said("sigma_v"))
+    p.add_argument("--sigma-0", type=_rational("sigma_0"), default=default("sigma_0"),
+                   help="initial state standard deviation" + said("sigma_0"))
 
 
 def _cache_dir_arg(p):
     p.add_argument("--cache-dir", default=None,
-                   help="weight cache directory (None: $LDSICL_CACHE_DIR, else the checkout's "
+                   help="weight cache directory (default: $LDSICL_CACHE_DIR, else the checkout's "
                         ".cache/ldsicl, else the user cache directory; models/cache.py)")
 
 
@@ -113,12 +155,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ldsicl",
         description="Executable checks of 'On learning linear dynamical systems in context with "
                     "attention layers' (ICLR 2026): kappa of Theorem 4.1, training runs of the "
-                    "paper's protocol, population optima, the claims report and the weight cache.",
+                    "paper's protocol (and every run a claim trains), population optima, the claims "
+                    "report and the weight cache.",
         epilog=SETTINGS_HELP + "\n\n" + _examples(
             "ldsicl kappa --setting a --json", "ldsicl train --setting b --s 1 --steps 8000",
+            "ldsicl runs --claim pcg-alignment", "ldsicl train --claim ars/a/s=4/seed=0",
             "ldsicl optimum --setting a --s 4", "ldsicl report --from docs/results/paper.json --out /tmp/r",
             "ldsicl cache list") + "\n\nexit status: 0 done, 1 a run failed, 2 a bad argument")
-    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,optimum,report,cache}",
+    parser.add_argument("--version", action="version", version=f"ldsicl {_version()}",
+                        help="print the installed version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,runs,optimum,report,cache}",
                                 parser_class=_ArgumentParser)
     sub.required = True
 
@@ -142,33 +188,51 @@ def build_parser() -> argparse.ArgumentParser:
     pk.add_argument("--json", action="store_true", help="print one strict-JSON object")
 
     pt = sub.add_parser(
-        "train", help="one training run of the attention layer (the paper's protocol)",
-        description="Train the linear self-attention layer with the paper's protocol (fresh systems "
-                    "every step, AdamW, clipping, warm-up + cosine); None defaults are "
-                    "models.config.TrainConfig's (docs/settings.md, Training).",
+        "train", help="one training run of the attention layer (the paper's protocol, or a claim's run)",
+        description="Train the linear self-attention layer (or a stack of them) with the paper's protocol "
+                    "(fresh systems every step, AdamW, clipping, warm-up + cosine).  Without --claim, "
+                    "models.config.TrainConfig's defaults (docs/settings.md, Training), changed by the "
+                    "options given; with --claim RUN, exactly the configuration the claims train for RUN "
+                    "(claims/runs.py; `ldsicl runs` lists them), changed by the options given (e.g. "
+                    "--steps 20 for a shortened copy).  The run is cached under the configuration and "
+                    "the code's fingerprint, so a claims run reuses it.",
         epilog=_examples("ldsicl train --setting a --s 1                 # 8000 x 3000, cached",
+                         "ldsicl train --claim ars/b/s=4/seed=2          # exactly the run banding uses",
+                         "ldsicl train --claim depth/L=4/T=80/batch=1500/seed=0 --profile paper",
+                         "ldsicl train --claim ar1/a/seed=0 --steps 20 --batch 64 --no-cache --json",
                          "ldsicl train --setting d --steps 200 --batch 256 --no-cache --json",
-                         "ldsicl train --s 4 --lr 0.03 --out run.json"))
-    _add_family_args(pt)
-    pt.add_argument("--s", type=_int("s", 1), default=1, help="AR window s")
-    pt.add_argument("--steps", type=_int("steps", 1), default=8000, help="optimiser steps")
-    pt.add_argument("--batch", type=_int("batch", 1), default=3000, help="fresh systems per step")
-    pt.add_argument("--seed", type=_int("seed", 0), default=0, help="seed of every random stream")
-    pt.add_argument("--lr", type=_real("lr", positive=True), default=None, help="peak learning rate (1e-3)")
-    pt.add_argument("--lr-min", type=_real("lr_min"), default=None, help="learning rate at the end (0)")
+                         "ldsicl train --s 4 --lr 0.03 --betas 0.9,0.99 --out run.json"))
+    pt.add_argument("--claim", default=None, metavar="RUN",
+                    help="train the configuration of this claim run id (`ldsicl runs` lists them)")
+    pt.add_argument("--profile", choices=tuple(PROFILES), default="quick",
+                    help="the profile whose run --claim names (the stacks' batch differs)")
+    _add_family_args(pt, defaults=False)
+    pt.add_argument("--s", type=_int("s", 1), default=None, help="AR window s (default: 1)")
+    pt.add_argument("--layers", type=_int("layers", 1), default=None,
+                    help="attention layers in the stack (default: 1)")
+    pt.add_argument("--radius", type=_real("radius", positive=True), default=None,
+                    help="largest eigenvalue modulus of the systems (default: 1.0)")
+    pt.add_argument("--steps", type=_int("steps", 1), default=None, help="optimiser steps (default: 8000)")
+    pt.add_argument("--batch", type=_int("batch", 1), default=None, help="fresh systems per step (default: 3000)")
+    pt.add_argument("--seed", type=_int("seed", 0), default=None, help="seed of every random stream (default: 0)")
+    pt.add_argument("--lr", type=_real("lr", positive=True), default=None, help="peak learning rate (default: 0.001)")
+    pt.add_argument("--lr-min", type=_real("lr_min"), default=None, help="learning rate at the end (default: 0.0)")
     pt.add_argument("--warmup-steps", type=_int("warmup_steps", 0), default=None,
-                    help="linear warm-up steps (5 %% of steps)")
-    pt.add_argument("--weight-decay", type=_real("weight_decay"), default=None, help="AdamW decay (0)")
+                    help="linear warm-up steps (default: 5 %% of steps)")
+    pt.add_argument("--weight-decay", type=_real("weight_decay"), default=None, help="AdamW decay (default: 0.0)")
+    pt.add_argument("--betas", type=_pair("betas"), default=None, metavar="B1,B2",
+                    help="AdamW betas (default: 0.9,0.999)")
     pt.add_argument("--grad-clip", type=_real("grad_clip", positive=True), default=None,
-                    help="global gradient-norm clipping (1000)")
+                    help="global gradient-norm clipping (default: 1000.0)")
     pt.add_argument("--init-scale", type=_real("init_scale"), default=None,
-                    help="std of the initial weights (0.01)")
-    pt.add_argument("--dtype", choices=("float32", "float64"), default=None, help="training precision (float32)")
+                    help="std of the initial weights (default: 0.01)")
+    pt.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                    help="training precision (default: float32)")
     pt.add_argument("--forward", choices=("effective", "model"), default=None,
-                    help="loss through the effective form or the full forward pass (effective)")
+                    help="loss through the effective form or the full forward pass (default: effective)")
     pt.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
     pt.add_argument("--max-memory", type=_real("max_memory", positive=True), default=None,
-                    help="GiB the run may plan to use (None: half this machine's memory)")
+                    help="GiB the run may plan to use (default: half this machine's memory)")
     g = pt.add_mutually_exclusive_group()
     _cache_dir_arg(g)
     g.add_argument("--no-cache", action="store_true", help="always train, store nothing")
@@ -176,9 +240,24 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--out", default=None, help="also write the record to this file (checked before training)")
     pr = pt.add_mutually_exclusive_group()
     pr.add_argument("--progress", dest="progress", action="store_const", const=True, default=None,
-                    help="show a progress bar (None: when stderr is a terminal)")
+                    help="show a progress bar (default: when stderr is a terminal)")
     pr.add_argument("--no-progress", dest="progress", action="store_const", const=False,
                     help="no progress bar")
+
+    pn = sub.add_parser(
+        "runs", help="the run ids each claim trains (for ldsicl train --claim)",
+        description="List the trained runs each claim uses in a profile (claims/runs.py, the definitions "
+                    "the claims read), one line each: claim, run id, and whether this code's weights are "
+                    "in the cache.",
+        epilog=_examples("ldsicl runs                                    # every claim, quick profile",
+                         "ldsicl runs --claim banding --profile paper",
+                         "ldsicl runs --json"))
+    pn.add_argument("--claim", default=None,
+                    help="only this claim (ar1-optimum, banding, pcg-alignment, depth, ...; default: every "
+                         "claim that trains a model)")
+    pn.add_argument("--profile", choices=tuple(PROFILES), default="quick", help="the profile")
+    _cache_dir_arg(pn)
+    pn.add_argument("--json", action="store_true", help="print one JSON object")
 
     po = sub.add_parser(
         "optimum", help="population optimum of the layer for window s (Lemma 4.1)",
@@ -207,20 +286,21 @@ def build_parser() -> argparse.ArgumentParser:
                          "ldsicl report --from docs/results/paper.json --out /tmp/paper",
                          "ldsicl report --run                            # run the quick claims first"))
     prep.add_argument("--from", dest="source", default=None, metavar="FILE",
-                      help="the claims.json to render (None: DIR/claims.json)")
+                      help="the claims.json to render (default: DIR/claims.json)")
     prep.add_argument("--out", default=str(commands.REPO / "reports"), metavar="DIR",
                       help="where the report goes")
     prep.add_argument("--run", action="store_true",
                       help="run `pytest claims -n auto` first (needs the checkout), then render")
     prep.add_argument("--profile", choices=("quick", "paper"), default="quick", help="the profile of --run")
 
-    pc = sub.add_parser("cache", help="list or remove cached trained weights",
+    pc = sub.add_parser("cache", help="list, remove or export cached trained weights",
                         description="The weight cache: entries keyed by the configuration and a "
                                     "fingerprint of the training code, torch version, device type "
                                     "and dtype.",
                         epilog=_examples("ldsicl cache list", "ldsicl cache list --json",
-                                         "ldsicl cache clear --stale-only"))
-    csub = pc.add_subparsers(dest="action", metavar="{list,clear}", parser_class=_ArgumentParser)
+                                         "ldsicl cache clear --stale-only",
+                                         "ldsicl cache export ars/a/s=4/seed=0 --out w.npz"))
+    csub = pc.add_subparsers(dest="action", metavar="{list,clear,export}", parser_class=_ArgumentParser)
     csub.required = True
     pl = csub.add_parser("list", help="one line per entry",
                          description="One line per entry: key, setting, s, steps, batch, seed, "
@@ -237,11 +317,24 @@ def build_parser() -> argparse.ArgumentParser:
     _cache_dir_arg(pcl)
     pcl.add_argument("--stale-only", action="store_true",
                      help="remove only entries that are not current (stale or corrupt)")
+    pe = csub.add_parser("export", help="write one entry's weights to a .npz file",
+                         description="Write the weights of one cache entry -- W_V and W_QK per layer, "
+                                     "arrays of shape (layers, s + 1, s + 1) -- with its configuration and "
+                                     "code fingerprint (JSON strings) to a numpy .npz file.  KEY is a cache "
+                                     "key (8 or more of its hex digits) or a claim run id, whose entry for "
+                                     "this code is read.",
+                         epilog=_examples("ldsicl cache export ars/a/s=4/seed=0 --out ars-a-4.npz",
+                                          "ldsicl cache export 3f2a9c01 --out run.npz"))
+    pe.add_argument("key", metavar="KEY", help="a cache key (or its first 8+ hex digits) or a run id")
+    pe.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write (checked first)")
+    pe.add_argument("--profile", choices=tuple(PROFILES), default="quick",
+                    help="the profile a run id belongs to")
+    _cache_dir_arg(pe)
     return parser
 
 
 _RUN = {"kappa": commands.run_kappa, "train": commands.run_train, "optimum": commands.run_optimum,
-        "report": commands.run_report}
+        "report": commands.run_report, "runs": commands.run_runs}
 
 
 def _quiet_stdout():

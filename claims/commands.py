@@ -1,18 +1,39 @@
-"""What each ``ldsicl`` subcommand does (models/cli.py holds the parser and ``main``).
+"""What each ``ldsicl`` subcommand does (claims/cli.py holds the parser and ``main``).
 
-Each ``run_<command>(args, parser)`` validates its arguments before any expensive work --
-a bad one is reported through ``parser.error`` as one line naming its flag (exit status
-2) -- then does the work and returns the exit status.  JSON output is strict: numpy values
-become Python values and non-finite numbers ``null`` (``_plain``).
+The command line is the top floor: it calls theory/, models/ and the claims' run store
+(claims/runs.py), and nothing below it imports it.  Each ``run_<command>(args, parser)``
+validates its arguments before any expensive work -- a bad one is reported through
+``parser.error`` as one line naming its flag (exit status 2) -- then does the work and
+returns the exit status.  JSON output is strict: numpy values become Python values and
+non-finite numbers ``null`` (``_plain``).
+
+Imports: what every command needs is imported here; the modules that pull in torch
+(models/*, claims/runs.py: about 2.5 s of start-up, against 0.4 s for theory.kappa,
+measured with ``python -X importtime`` on this project's CI machine) and scipy.optimize
+or matplotlib (theory.optimum, the report: about 1 s each) are imported by the commands
+that use them, so that ``ldsicl kappa`` and ``ldsicl --help`` answer at once.
 """
 from __future__ import annotations
 
+import datetime
+import io
 import json
+import math
+import os
+import shutil
+import subprocess
 import sys
-from fractions import Fraction
+import tempfile
 from pathlib import Path
 
-__all__ = ["run_kappa", "run_train", "run_optimum", "run_report", "run_cache", "FLAGS"]
+import numpy as np
+
+from claims.profiles import get_profile
+from theory import kappa as kappa_mod
+from theory.systems import LDSFamily
+from theory.validation import check_window
+
+__all__ = ["run_kappa", "run_train", "run_optimum", "run_report", "run_cache", "run_runs", "FLAGS"]
 
 # library field name -> command-line flag, to turn a ValueError into "argument --flag: ..."
 FLAGS = {
@@ -24,6 +45,8 @@ FLAGS = {
     "forward": "--forward", "device": "--device", "cache_dir": "--cache-dir",
     "cond_max": "--cond-max", "starts": "--starts", "trajectories": "--trajectories",
     "max_memory": "--max-memory", "out": "--out", "from": "--from", "run": "--run",
+    "layers": "--layers", "betas": "--betas", "radius": "--radius", "claim": "--claim",
+    "profile": "--profile", "key": "KEY",
 }
 #: the repository checkout this module sits in (the claims live there, not in the package).
 REPO = Path(__file__).resolve().parents[1]
@@ -32,10 +55,6 @@ REPO = Path(__file__).resolve().parents[1]
 def _plain(obj):
     """``obj`` with numpy scalars and arrays as Python values and non-finite floats as None
     (strict JSON has no NaN or Infinity)."""
-    import math
-
-    import numpy as np
-
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -51,8 +70,6 @@ def _plain(obj):
 
 def _family(args):
     """The LDSFamily of the family arguments; ValueError naming the flag's field."""
-    from theory.systems import LDSFamily
-
     kw = {}
     for name in ("sigma_w", "sigma_v", "sigma_0"):
         try:
@@ -69,16 +86,12 @@ def _value_error(parser, exc: ValueError):
     parser.error(f"argument {flag}: {msg}" if flag else msg)
 
 
-def _exact_for_decimal(q: Fraction) -> bool:
-    return Fraction(repr(float(q))) == q
-
-
 def run_kappa(args, parser) -> int:
-    from theory import kappa as kappa_mod
-
+    """``ldsicl kappa``: theory.kappa.kappa (the one place that picks a route) with the exact
+    variances typed (1/3 stays 1/3 on the exact route)."""
     try:
         family = _family(args)
-        exact_inputs = all(_exact_for_decimal(q) for q in (args.sigma_w, args.sigma_v, args.sigma_0))
+        variances = tuple(q ** 2 for q in (args.sigma_w, args.sigma_v, args.sigma_0))
         method = {"exact": "exact-rational", "quadrature": "gauss-legendre"}.get(args.method, args.method)
         why = None
         if method == "auto":
@@ -89,18 +102,7 @@ def run_kappa(args, parser) -> int:
                 print(f"ldsicl kappa: warning: exact rational arithmetic at T = {args.T} takes about "
                       f"{_duration(sec)} (about T^{kappa_mod.EXACT_GROWTH:g}); --method quadrature gives "
                       f"the same value to about 1e-13 in well under a second", file=sys.stderr)
-        if method == "exact-rational" and args.setting == "a" and not exact_inputs:
-            # e.g. --sigma-w 1/3: pass the exact rationals, not their float reprs
-            sw2, sv2, s02 = args.sigma_w ** 2, args.sigma_v ** 2, args.sigma_0 ** 2
-            num, den = kappa_mod.kappa_moments_exact_a(args.T, args.d, sw2, sv2, s02)
-            ex = (args.T - 2) * num / den
-            res = kappa_mod.KappaResult(
-                kappa=float(ex), exact=ex, stderr=0.0, method="exact-rational",
-                numerator=float(num), denominator=float(den),
-                details={"setting": "a", "T": args.T, "d": args.d, "sigma_w2": str(sw2),
-                         "sigma_v2": str(sv2), "sigma_02": str(s02)})
-        else:
-            res = kappa_mod.kappa(family, method=method, m=args.mc_systems, seed=args.seed)
+        res = kappa_mod.kappa(family, method=method, m=args.mc_systems, seed=args.seed, variances=variances)
     except ValueError as exc:
         _value_error(parser, exc)
     if args.json:
@@ -128,14 +130,12 @@ def _duration(sec: float) -> str:
 
 
 def run_optimum(args, parser) -> int:
-    import numpy as np
-
-    from theory.optimum import optimum_for
+    """``ldsicl optimum``: theory.optimum.optimum_for, every field under a name that says what it is."""
+    from theory.optimum import optimum_for          # scipy.optimize: about 1 s of start-up (module doc)
     from theory.population import moment_memory
 
     try:
         family = _family(args)
-        from theory.validation import check_window
         check_window(args.s, args.T)
         need = moment_memory(args.s, args.T)
         if need > args.max_memory * 2 ** 30:
@@ -146,18 +146,22 @@ def run_optimum(args, parser) -> int:
     except ValueError as exc:
         _value_error(parser, exc)
     s = args.s
+    in_class = opt.cls if opt.cls and opt.out_of_class_share <= 1e-8 else None
     out = {
         "loss": opt.loss, "stderr": opt.stderr, "method": opt.method,
         "W_V": np.asarray(opt.W_V).tolist(), "W_QK": np.asarray(opt.W_QK).tolist(),
-        "class": opt.cls if opt.cls and opt.out_of_class_share <= 1e-8 else None,
-        "nearer_class": opt.cls, "out_of_class_share": opt.out_of_class_share, "shares": opt.shares,
+        "class": in_class, "nearer_class": opt.cls,
+        "out_of_class_share": opt.out_of_class_share,
+        "out_of_class_share_by_class": opt.shares,
         "odd_share": opt.odd_share, "grad_norm": opt.grad_norm, "hessian_eigs": list(opt.hessian_eigs),
         "starts": opt.n_starts, "converged": opt.n_converged, "at_optimum": opt.n_at_optimum,
-        "found_in_class": opt.found_in_class, "seed": opt.seed,
+        "found_only_by_in_class_starts": opt.found_in_class, "seed": opt.seed,
         "in_class": {k: {"loss": v.loss, "rel_excess": v.rel_excess, "excess_stderr": v.excess_stderr,
                          "full_hessian_min_eig": v.full_hessian_min_eig} for k, v in opt.in_class.items()},
         "stationary_points": [{"loss": p.loss, "rel_excess": (p.loss - opt.loss) / opt.loss, "starts": n,
-                               "class": p.cls, "out_of_class_share": p.out_of_class_share, "kind": p.kind}
+                               "class": p.cls if p.out_of_class_share <= 1e-8 else None,
+                               "nearer_class": p.cls, "out_of_class_share": p.out_of_class_share,
+                               "kind": p.kind}
                               for p, n in opt.stationary_points],
         "setting": args.setting, "s": s, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
         "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0),
@@ -166,7 +170,7 @@ def run_optimum(args, parser) -> int:
         print(json.dumps(_plain(out), allow_nan=False))
         return 0
     print(f"L* = {opt.loss!r}" + (f" +- {opt.stderr:.2g}" if opt.stderr else "") + f"  (moments: {opt.method})")
-    print(f"class {out['class'] or 'none'} (out-of-class share {opt.out_of_class_share:.3g}, odd share "
+    print(f"class {in_class or 'none'} (out-of-class share {opt.out_of_class_share:.3g}, odd share "
           f"{opt.odd_share:.3g}); {opt.n_at_optimum} of {opt.n_starts} starts reached L*")
     for k, v in opt.in_class.items():
         print(f"best point in class {k}: {100 * v.rel_excess:+.4g} % of L*")
@@ -181,9 +185,8 @@ def run_optimum(args, parser) -> int:
 
 def run_report(args, parser) -> int:
     """``ldsicl report``: render a finished claims.json (or run the claims first) into DIR."""
-    import os
-    import shutil
-    import subprocess
+    from claims.compare import BadInput, load_report     # matplotlib and the records: about 1 s
+    from claims.report import render_report
 
     out = Path(args.out).expanduser()
     if out.exists() and not out.is_dir():
@@ -196,9 +199,9 @@ def run_report(args, parser) -> int:
         _value_error(parser, ValueError(f"out is not writable: {str(out)!r}"))
     src = Path(args.source).expanduser() if args.source else out / "claims.json"
     if args.run:
-        if not (REPO / "claims" / "plugin.py").is_file():
-            _value_error(parser, ValueError("run needs a checkout of the repository (claims/ is not "
-                                            "installed with the package)"))
+        if not (REPO / "claims" / "test_banding.py").is_file():
+            _value_error(parser, ValueError("run needs a checkout of the repository (the claim files are "
+                                            "not installed with the package)"))
         cmd = [sys.executable, "-m", "pytest", "claims", "-n", "auto", "-q", "--profile", args.profile,
                "--claims-report", str(out.resolve())]
         print("running: " + " ".join(cmd), file=sys.stderr)
@@ -207,9 +210,6 @@ def run_report(args, parser) -> int:
             print(f"ldsicl report: error: the claims run exited with status {rc}", file=sys.stderr)
             return 1
         src = out / "claims.json"
-    from claims.compare import BadInput, load_report
-    from claims.report import render_report
-
     try:
         payload = load_report(str(src))
     except BadInput as exc:
@@ -233,8 +233,6 @@ def _format_matrix(W) -> str:
 
 def _check_out(path: str) -> Path:
     """An output file that can be written, checked before any work: ValueError naming ``out``."""
-    import tempfile
-
     p = Path(path).expanduser()
     if p.is_dir():
         raise ValueError(f"out must be a file path, got the directory {path!r}")
@@ -252,30 +250,51 @@ def _check_out(path: str) -> Path:
 def _kappa_line(config, coefficient):
     """kappa of the run's family (auto route; 2e4 systems in setting d) and the coefficient's
     relative error, for s = 1."""
-    from theory.kappa import kappa
-
-    res = kappa(config.family(), m=20_000, seed=0)
+    res = kappa_mod.kappa(config.family(), m=20_000, seed=0)
     return {"kappa": res.kappa, "kappa_stderr": res.stderr, "kappa_method": res.method,
             "coefficient": coefficient, "coefficient_rel_error": coefficient / res.kappa - 1.0}
 
 
-def run_train(args, parser) -> int:
-    from .cache import cache_path, load_cached, train_cached
-    from .runtime import resolve_device
-    from .trainer import TrainConfig, check_resources, train
+#: ``train`` options that are fields of TrainConfig (None: not given on the command line).
+TRAIN_FIELDS = ("setting", "s", "T", "d", "layers", "radius", "steps", "batch", "seed", "lr", "lr_min",
+                "warmup_steps", "weight_decay", "betas", "grad_clip", "init_scale", "dtype", "forward")
 
-    kw = dict(setting=args.setting, s=args.s, d=args.d, T=args.T, steps=args.steps,
-              batch=args.batch, seed=args.seed)
-    for name in ("lr", "lr_min", "warmup_steps", "weight_decay", "grad_clip", "init_scale",
-                 "dtype", "forward"):
+
+def _train_config(args):
+    """The configuration ``ldsicl train`` trains, and the run id it comes from (or None).
+
+    Without ``--claim``: TrainConfig's defaults, changed by every option given.  With
+    ``--claim RUN``: the claims' own configuration of that run (claims/runs.py
+    ``config_for``, the function the claims call), changed by every option given -- e.g.
+    ``--steps 20`` for a shortened copy.  ValueError naming the option otherwise.
+    """
+    from claims.runs import config_for                 # imports torch: about 2.5 s (module doc)
+    from models.config import TrainConfig
+
+    given = {name: getattr(args, name) for name in TRAIN_FIELDS if getattr(args, name) is not None}
+    for name in ("sigma_w", "sigma_v", "sigma_0"):
         v = getattr(args, name)
         if v is not None:
-            kw[name] = v
+            try:
+                given[name] = float(v)
+            except OverflowError:
+                raise ValueError(f"{name} must be finite, got {v}") from None
+    if args.claim is None:
+        return TrainConfig(**given), None
+    base = config_for(args.claim, get_profile(args.profile))
+    return base.replace(**given), args.claim
+
+
+def run_train(args, parser) -> int:
+    """``ldsicl train``: one run (a claim's run with ``--claim``), cached unless ``--no-cache``."""
+    from models.cache import cache_path, load_cached, train_cached   # torch (module doc)
+    from models.files import atomic_write_text
+    from models.runtime import resolve_device
+    from models.trainer import check_resources, train
+
     max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
     try:
-        family = _family(args)
-        kw.update(sigma_w=family.sigma_w, sigma_v=family.sigma_v, sigma_0=family.sigma_0)
-        config = TrainConfig(**kw)
+        config, run_id = _train_config(args)
         check_resources(config, max_memory)
         resolve_device(args.device)
         out = _check_out(args.out) if args.out else None
@@ -298,12 +317,12 @@ def run_train(args, parser) -> int:
         print(f"ldsicl train: error: {exc}", file=sys.stderr)
         return 1
     record = result.to_dict()
+    record["run"] = run_id
     c = result.config
-    if c.s == 1:
+    if c.s == 1 and c.layers == 1:
         record["kappa"] = _kappa_line(c, result.ar1_coefficient())
     text = json.dumps(_plain(record), allow_nan=False)
     if out is not None:
-        from .files import atomic_write_text
         try:
             atomic_write_text(out, text + "\n")
         except OSError as exc:                 # checked above; a disk that filled up meanwhile
@@ -314,13 +333,15 @@ def run_train(args, parser) -> int:
     if args.json:
         print(text)
         return 0
-    print(f"setting {c.setting}, s={c.s}, T={c.T}, d={c.d}, steps={c.steps}, batch={c.batch}, "
-          f"seed={c.seed}, lr={c.lr}, device={result.device}")
-    print("W_V =")
-    print(_format_matrix(result.W_V))
-    print("W_QK =")
-    print(_format_matrix(result.W_QK))
-    if c.s == 1:
+    print((f"run {run_id} ({args.profile} profile): " if run_id else "")
+          + f"setting {c.setting}, s={c.s}, layers={c.layers}, T={c.T}, d={c.d}, radius={c.radius:g}, "
+          f"steps={c.steps}, batch={c.batch}, seed={c.seed}, lr={c.lr}, betas={c.betas}, device={result.device}")
+    for name, weights in (("W_V", result.W_V), ("W_QK", result.W_QK)):
+        per_layer = np.reshape(weights, (c.layers,) + weights.shape[-2:])
+        for layer, W in enumerate(per_layer, start=1):
+            print(f"{name} =" if c.layers == 1 else f"{name} (layer {layer}) =")
+            print(_format_matrix(W))
+    if "kappa" in record:
         k = record["kappa"]
         se = f" +- {k['kappa_stderr']:.2g}" if k["kappa_stderr"] else ""
         print(f"AR(1) coefficient b_2 W[1,1] + b_1 W[2,1] = {k['coefficient']!r}; kappa (eq. 15) = "
@@ -331,9 +352,38 @@ def run_train(args, parser) -> int:
     return 0
 
 
-def _format_entry(e: dict) -> str:
-    import datetime
+def run_runs(args, parser) -> int:
+    """``ldsicl runs``: the run ids each claim trains in a profile (claims/runs.py), and
+    whether this code's weights for each are in the cache."""
+    from claims.runs import CLAIM_RUNS, claim_runs, config_for     # torch (module doc)
+    from models.cache import cache_path
 
+    try:
+        profile = get_profile(args.profile)
+        claims = [args.claim] if args.claim else list(CLAIM_RUNS)
+        table = {c: [r.run for r in claim_runs(c, profile)] for c in claims}
+        status = {}
+        for rid in dict.fromkeys(r for ids in table.values() for r in ids):
+            status[rid] = "cached" if cache_path(config_for(rid, profile), args.cache_dir).is_file() else "not cached"
+    except ValueError as exc:
+        _value_error(parser, exc)
+    if args.json:
+        print(json.dumps({"profile": profile.name,
+                          "claims": {c: [{"run": r, "cache": status[r]} for r in ids] for c, ids in table.items()}}))
+        return 0
+    for c, ids in table.items():
+        if not ids:
+            print(f"{c}: no trained run in the {profile.name} profile")
+        for r in ids:
+            print(f"{c}  {r}  ({status[r]})")
+    n = len(status)
+    print(f"{n} distinct run{'' if n == 1 else 's'} in the {profile.name} profile "
+          f"({sum(v == 'cached' for v in status.values())} cached); train one with "
+          f"`ldsicl train --claim <run> --profile {profile.name}`", file=sys.stderr)
+    return 0
+
+
+def _format_entry(e: dict) -> str:
     created = "-"
     if e["created"] is not None:
         created = datetime.datetime.fromtimestamp(e["created"], datetime.timezone.utc)
@@ -344,9 +394,65 @@ def _format_entry(e: dict) -> str:
             f"{e['status']}")
 
 
-def run_cache(args, parser) -> int:
-    from .cache import clear, list_entries, resolve_cache_dir
+def _export_source(args):
+    """The cache entry ``cache export`` reads: (path, run id or None).  KEY is a cache key
+    (or its first 8 or more hex digits, as ``cache list`` shows 12) or a run id of
+    ``--profile`` (its entry for this code).  ValueError naming ``key`` otherwise."""
+    from claims.runs import config_for
+    from models.cache import cache_path, list_entries
 
+    key = args.key
+    if len(key) >= 8 and all(ch in "0123456789abcdef" for ch in key):
+        hits = [e for e in list_entries(args.cache_dir) if e["key"].startswith(key)]
+        if len(hits) != 1:
+            raise ValueError(f"key {key!r} matches {len(hits)} cache entries (`ldsicl cache list` shows them)")
+        return Path(hits[0]["path"]), None
+    path = cache_path(config_for(key, get_profile(args.profile)), args.cache_dir)
+    if not path.is_file():
+        raise ValueError(f"key {key!r} names a run with no weights of this code in the cache; train them with "
+                         f"`ldsicl train --claim {key} --profile {args.profile}`")
+    return path, key
+
+
+def _export(args, parser) -> int:
+    """``ldsicl cache export KEY --out FILE.npz``: one entry's weights, per layer, with its
+    configuration and code fingerprint (numpy ``.npz``; arrays W_V, W_QK of shape
+    (layers, s + 1, s + 1); strings config, fingerprint, cache_key, run as JSON)."""
+    from models.files import atomic_write_bytes
+    from models.result import TrainResult
+
+    try:
+        path, run_id = _export_source(args)
+        out = _check_out(args.out)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        result = TrainResult.from_dict(data)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    except OSError as exc:
+        print(f"ldsicl cache: error: cannot read {str(path)!r} ({exc})", file=sys.stderr)
+        return 1
+    L = result.config.layers
+    k = result.config.s + 1
+    buf = io.BytesIO()
+    np.savez(buf, W_V=np.reshape(result.W_V, (L, k, k)), W_QK=np.reshape(result.W_QK, (L, k, k)),
+             config=json.dumps(result.config.to_dict()), fingerprint=json.dumps(data.get("fingerprint")),
+             cache_key=path.stem, run=json.dumps(run_id))
+    try:
+        atomic_write_bytes(out, buf.getvalue())
+    except OSError as exc:
+        print(f"ldsicl cache: error: cannot write {str(out)!r} ({exc})", file=sys.stderr)
+        return 1
+    print(f"wrote {out} (entry {path.stem[:12]}" + (f", run {run_id}" if run_id else "")
+          + f"; {L} layer{'' if L == 1 else 's'}, s = {result.config.s})")
+    return 0
+
+
+def run_cache(args, parser) -> int:
+    """``ldsicl cache list|clear|export``."""
+    from models.cache import clear, list_entries, resolve_cache_dir   # torch (module doc)
+
+    if args.action == "export":
+        return _export(args, parser)
     try:
         folder = resolve_cache_dir(args.cache_dir)
         if args.action == "list":

@@ -1,0 +1,198 @@
+"""claims/runs.py, the run store, and the command line that replays it.
+
+Oracles: the published runs (every run id a claim's records name, in both profiles: the
+store must list exactly those, and build a configuration for each); the documented
+protocol of each family of runs (docs/settings.md, "Training"; claims/runs.py module doc)
+restated by hand; and, for ``ldsicl train --claim``, the configuration the claims' own
+route hands to the weight cache (captured there) and the weights a shortened copy trains
+through both routes (bit for bit).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from claims import runs
+from claims.cli import main
+from claims.profiles import PAPER, PROFILES, QUICK
+from claims.seeds import seed_for
+from models.cache import cache_key
+from models.config import TrainConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _published(profile: str) -> dict:
+    return json.loads((ROOT / "docs" / "results" / f"{profile}.json").read_text(encoding="utf-8"))
+
+
+def _published_runs(profile: str) -> dict[str, set]:
+    """claim -> the trained run ids its records name (depth groups -- several runs read
+    together, e.g. T=10+80 -- are not runs of their own)."""
+    out: dict[str, set] = {}
+    for rec in _published(profile)["records"]:
+        for entry in rec.get("runs") or []:
+            if "+" not in entry["run"]:
+                out.setdefault(rec["claim"], set()).add(entry["run"])
+    return out
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_the_store_lists_exactly_the_runs_the_published_records_name(profile):
+    published = _published_runs(profile)
+    listed = {c: {r.run for r in runs.claim_runs(c, PROFILES[profile])} for c in runs.CLAIM_RUNS}
+    assert {c: ids for c, ids in listed.items() if ids} == published
+    for ids in listed.values():                      # and each id is a configuration
+        for rid in ids:
+            assert isinstance(runs.config_for(rid, PROFILES[profile]), TrainConfig)
+
+
+def test_each_family_of_runs_is_the_documented_protocol():
+    """Restated by hand from docs/settings.md (Training) and the module doc of claims/runs.py."""
+    base = dict(steps=8000, batch=3000)
+    assert runs.config_for("ar1/c/seed=2", QUICK) == TrainConfig(
+        setting="c", s=1, seed=seed_for("ar1-train", "c", 2), **base)
+    assert runs.config_for("ars/asym/s=3/seed=7", PAPER) == TrainConfig(
+        setting="asym", s=3, lr=0.03, betas=(0.9, 0.99), seed=seed_for("ars-train", "asym", 3, 7), **base)
+    assert runs.config_for("depth/L=4/T=80/batch=1500/seed=1", PAPER) == TrainConfig(
+        setting="a", s=2, T=80, layers=4, steps=8000, batch=1500, lr=3e-3, betas=(0.9, 0.99),
+        seed=seed_for("depth-train", 4, 80, 1))
+    assert runs.config_for("shift/L=1/batch=1000/seed=0", QUICK) == TrainConfig(
+        setting="a", s=2, layers=1, radius=0.9, steps=8000, batch=1000, lr=3e-3, betas=(0.9, 0.99),
+        seed=seed_for("shift-train", 1, 0))
+    assert runs.config_for("sensitivity/b/grad_clip=1/seed=2", PAPER) == TrainConfig(
+        setting="b", s=1, grad_clip=1.0, seed=seed_for("ar1-train", "b", 2), **base)
+    # the single layers are the same runs in both profiles, the stacks carry their batch
+    assert runs.config_for("ars/b/s=4/seed=1", QUICK) == runs.config_for("ars/b/s=4/seed=1", PAPER)
+
+
+@pytest.mark.parametrize("rid, words", [
+    ("depth/L=1/T=10+80/batch=1000/seed=0", "run must be a run id"),          # a group, not a run
+    ("depth/L=2/T=10/batch=1500/seed=0", "not a run of the quick profile"),  # the paper profile's batch
+    ("ars/e/s=2/seed=0", "setting"),
+    ("ars/a/s=40/seed=0", "run 'ars/a/s=40/seed=0'"),
+    ("sensitivity/a/lr=9/seed=0", "variant"),
+    ("ar1/a/seed=01", "run must be a run id"),
+    ("", "run must be a run id"),
+    (3, "run must be a run id"),
+])
+def test_a_bad_run_id_is_one_value_error_naming_run(rid, words):
+    with pytest.raises(ValueError, match="run") as exc:
+        runs.config_for(rid, QUICK)
+    assert words in str(exc.value)
+
+
+def test_an_unknown_claim_names_the_claim():
+    with pytest.raises(ValueError, match="^claim must be one of"):
+        runs.claim_runs("depth-construction", QUICK)
+
+
+def _cli(argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
+
+
+#: one AR(1) run, one AR(4) run and one stack (the issue's three)
+REPLAYED = ["ar1/b/seed=1", "ars/d/s=4/seed=2", "depth/L=2/T=10/batch=1000/seed=0"]
+
+
+@pytest.mark.parametrize("rid", REPLAYED)
+def test_train_claim_builds_the_configuration_the_claim_trains(rid, monkeypatch, tmp_path):
+    """The claims' route (runs.trained, as every claim file calls it) and ``ldsicl train
+    --claim`` hand the weight cache the same configuration, hence the same cache key.
+    Both are captured where they reach the cache; nothing trains."""
+    import models.cache
+
+    seen = {}
+
+    def capture(route):
+        def fake(config, **kw):
+            seen[route] = config
+            raise RuntimeError("captured")              # the CLI reports it and exits 1
+        return fake
+
+    monkeypatch.setattr(runs, "train_cached", capture("claim"))
+    with pytest.raises(RuntimeError, match="captured"):
+        runs.trained(rid, QUICK)
+    monkeypatch.setattr(models.cache, "train_cached", capture("cli"))
+    monkeypatch.setattr(models.cache, "load_cached", lambda *a, **k: None)
+    rc, _, err = _cli(["train", "--claim", rid, "--cache-dir", str(tmp_path), "--device", "cpu"])
+    assert rc == 1 and "captured" in err
+    assert seen["cli"] == seen["claim"] == runs.config_for(rid, QUICK)
+    assert cache_key(seen["cli"], "cpu") == cache_key(seen["claim"], "cpu")
+
+
+@pytest.mark.parametrize("rid", REPLAYED)
+def test_a_shortened_copy_trains_the_same_weights_through_both_routes(rid, monkeypatch, tmp_path):
+    """``ldsicl train --claim RUN --steps 12 --batch 24`` and the claims' store on the same
+    shortened configuration, each with its own temporary cache: bit-identical weights."""
+    short = dict(steps=12, batch=24)
+    rc, out, err = _cli(["train", "--claim", rid, "--steps", "12", "--batch", "24", "--cache-dir",
+                         str(tmp_path / "cli"), "--device", "cpu", "--no-progress", "--json"])
+    assert rc == 0, err
+    rec = json.loads(out)
+    assert rec["run"] == rid
+    monkeypatch.setenv("LDSICL_CACHE_DIR", str(tmp_path / "claims"))
+    config = runs.config_for(rid, QUICK).replace(**short)
+    result = runs.trained(config, QUICK)
+    assert TrainConfig.from_dict(rec["config"]) == config
+    assert np.array_equal(np.asarray(rec["W_V"]), result.W_V) and np.array_equal(np.asarray(rec["W_QK"]), result.W_QK)
+    assert len(list((tmp_path / "cli").glob("*.json"))) == len(list((tmp_path / "claims").glob("*.json"))) == 1
+    assert {p.name for p in (tmp_path / "cli").glob("*.json")} == {p.name for p in (tmp_path / "claims").glob("*.json")}
+
+
+def test_runs_command_lists_the_store(tmp_path):
+    rc, out, _ = _cli(["runs", "--profile", "paper", "--json", "--cache-dir", str(tmp_path)])
+    assert rc == 0
+    listed = json.loads(out)
+    assert listed["profile"] == "paper"
+    assert {c: [e["run"] for e in v] for c, v in listed["claims"].items()} == \
+        {c: [r.run for r in runs.claim_runs(c, PAPER)] for c in runs.CLAIM_RUNS}
+    assert {e["cache"] for v in listed["claims"].values() for e in v} == {"not cached"}
+    rc, out, _ = _cli(["runs", "--claim", "pcg-alignment", "--cache-dir", str(tmp_path)])
+    assert rc == 0 and out.splitlines() == [f"pcg-alignment  {r.run}  (not cached)"
+                                            for r in runs.claim_runs("pcg-alignment", QUICK)]
+    rc, out, _ = _cli(["runs", "--claim", "depth", "--cache-dir", str(tmp_path)])
+    assert rc == 0 and out.strip() == "depth: no trained run in the quick profile"
+
+
+def test_cache_export_writes_every_layer_with_its_configuration(tmp_path):
+    rid = "depth/L=2/T=10/batch=1000/seed=0"
+    cache = str(tmp_path / "cache")
+    assert _cli(["train", "--claim", rid, "--steps", "5", "--batch", "8", "--cache-dir", cache,
+                 "--device", "cpu", "--no-progress", "--json"])[0] == 0
+    entry = next((tmp_path / "cache").glob("*.json"))
+    data = json.loads(entry.read_text())
+    rc, out, err = _cli(["cache", "export", entry.stem[:10], "--out", str(tmp_path / "w.npz"), "--cache-dir", cache])
+    assert rc == 0, err
+    z = np.load(tmp_path / "w.npz")
+    assert z["W_V"].shape == z["W_QK"].shape == (2, 3, 3)
+    assert np.array_equal(z["W_V"], np.asarray(data["W_V"])) and np.array_equal(z["W_QK"], np.asarray(data["W_QK"]))
+    assert json.loads(str(z["config"])) == data["config"] and json.loads(str(z["fingerprint"])) == data["fingerprint"]
+    assert str(z["cache_key"]) == entry.stem
+    # a run id is read from this code's entry of its configuration: the shortened copy is
+    # another configuration, so the full run is not in this cache (exit 2, naming KEY)
+    rc, _, err = _cli(["cache", "export", rid, "--out", str(tmp_path / "x.npz"), "--cache-dir", cache])
+    assert rc == 2 and "argument KEY" in err and "ldsicl train --claim" in err
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_cache_export_of_a_run_id_reads_its_entry(tmp_path, monkeypatch):
+    """A single layer exported by its run id has one layer (shape (1, s + 1, s + 1))."""
+    import models.cache
+    rid = "ar1/a/seed=0"
+    config = runs.config_for(rid, QUICK).replace(steps=3, batch=4)
+    result = models.cache.train_cached(config, cache_dir=str(tmp_path), device="cpu", progress=False)
+    monkeypatch.setattr(runs, "config_for", lambda r, p: config)     # the full run, shortened
+    rc, out, err = _cli(["cache", "export", rid, "--out", str(tmp_path / "a.npz"), "--cache-dir", str(tmp_path)])
+    assert rc == 0, err
+    z = np.load(tmp_path / "a.npz")
+    assert z["W_V"].shape == (1, 2, 2) and np.array_equal(z["W_V"][0], result.W_V)
+    assert json.loads(str(z["run"])) == rid
