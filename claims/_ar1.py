@@ -34,12 +34,17 @@ KAPPA_D_SYSTEMS = 2_000_000
 MOMENTS_D_SYSTEMS = 100_000
 
 
+def family_key(fam: LDSFamily) -> list:
+    """What identifies a family as an input of a memo (claims/memo.py): every field."""
+    return [fam.setting, fam.d, fam.T, fam.sigma_w, fam.sigma_v, fam.sigma_0, fam.cond_max, fam.radius]
+
+
 @functools.lru_cache(maxsize=None)
 def kappa_for(setting: str, mc_systems: int = KAPPA_D_SYSTEMS) -> dict:
     """kappa (eq. 15) at the paper's defaults for ``setting``: value, stderr, method."""
     fam, seed = LDSFamily(setting), seed_for("kappa", setting, mc_systems)
-    res = memoized("kappa", [setting, mc_systems, seed], ("theory.kappa",),
-                   lambda: kappa(fam, m=mc_systems, seed=seed))
+    res = memoized("kappa", [family_key(fam), "auto", mc_systems, seed], ("theory.kappa",),
+                   lambda: kappa(fam, method="auto", m=mc_systems, seed=seed))
     out = {"kappa": res.kappa, "stderr": res.stderr, "method": res.method}
     if res.exact is not None:
         out["exact"] = f"{res.exact.numerator}/{res.exact.denominator}"
@@ -54,7 +59,7 @@ def moments_for(setting: str, mc_systems: int = MOMENTS_D_SYSTEMS):
     fam = LDSFamily(setting)
     if setting == "d":
         seed = seed_for("moments", setting, mc_systems)
-        return memoized("ar1-moments", ["d", mc_systems, seed], ("theory.population",),
+        return memoized("ar1-moments", [family_key(fam), 1, "mc-systems", mc_systems, seed], ("theory.population",),
                         lambda: population_moments(fam, 1, method="mc-systems", m=mc_systems,
                                                    rng=np.random.default_rng(seed)))
     return population_moments(fam, 1)

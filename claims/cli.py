@@ -192,10 +192,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train the linear self-attention layer (or a stack of them) with the paper's protocol "
                     "(fresh systems every step, AdamW, clipping, warm-up + cosine).  Without --claim, "
                     "models.config.TrainConfig's defaults (docs/settings.md, Training), changed by the "
-                    "options given; with --claim RUN, exactly the configuration the claims train for RUN "
-                    "(claims/runs.py; `ldsicl runs` lists them), changed by the options given (e.g. "
-                    "--steps 20 for a shortened copy).  The run is cached under the configuration and "
-                    "the code's fingerprint, so a claims run reuses it.",
+                    "options given (the defaults below); with --claim RUN, exactly the configuration the "
+                    "claims train for RUN (claims/runs.py; `ldsicl runs` lists them), changed by the "
+                    "options given (e.g. --steps 20 for a shortened copy, which the record then calls a "
+                    "copy).  The run is cached under the configuration and the code's fingerprint, so a "
+                    "claims run reuses it.",
         epilog=_examples("ldsicl train --setting a --s 1                 # 8000 x 3000, cached",
                          "ldsicl train --claim ars/b/s=4/seed=2          # exactly the run banding uses",
                          "ldsicl train --claim depth/L=4/T=80/batch=1500/seed=0 --profile paper",
@@ -204,8 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "ldsicl train --s 4 --lr 0.03 --betas 0.9,0.99 --out run.json"))
     pt.add_argument("--claim", default=None, metavar="RUN",
                     help="train the configuration of this claim run id (`ldsicl runs` lists them)")
-    pt.add_argument("--profile", choices=tuple(PROFILES), default="quick",
-                    help="the profile whose run --claim names (the stacks' batch differs)")
+    pt.add_argument("--profile", choices=tuple(PROFILES), default=None,
+                    help="the profile whose run --claim names (the stacks' batch differs; default: quick)")
     _add_family_args(pt, defaults=False)
     pt.add_argument("--s", type=_int("s", 1), default=None, help="AR window s (default: 1)")
     pt.add_argument("--layers", type=_int("layers", 1), default=None,

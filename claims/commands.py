@@ -81,7 +81,7 @@ def _family(args):
 
 def _value_error(parser, exc: ValueError):
     msg = str(exc)
-    name = msg.split(" ", 1)[0].rstrip(":,")
+    name = msg.split(" ", 1)[0].rstrip(":,").split("[", 1)[0]      # betas[0] -> betas
     flag = FLAGS.get(name)
     parser.error(f"argument {flag}: {msg}" if flag else msg)
 
@@ -249,8 +249,13 @@ def _check_out(path: str) -> Path:
 
 def _kappa_line(config, coefficient):
     """kappa of the run's family (auto route; 2e4 systems in setting d) and the coefficient's
-    relative error, for s = 1."""
-    res = kappa_mod.kappa(config.family(), m=20_000, seed=0)
+    relative error, for s = 1; where no route can compute kappa for the family (a T beyond
+    every route's memory), None for the numbers and the reason."""
+    try:
+        res = kappa_mod.kappa(config.family(), m=20_000, seed=0)
+    except ValueError as exc:
+        return {"kappa": None, "kappa_stderr": None, "kappa_method": None, "coefficient": coefficient,
+                "coefficient_rel_error": None, "kappa_not_computed": str(exc)}
     return {"kappa": res.kappa, "kappa_stderr": res.stderr, "kappa_method": res.method,
             "coefficient": coefficient, "coefficient_rel_error": coefficient / res.kappa - 1.0}
 
@@ -266,7 +271,9 @@ def _train_config(args):
     Without ``--claim``: TrainConfig's defaults, changed by every option given.  With
     ``--claim RUN``: the claims' own configuration of that run (claims/runs.py
     ``config_for``, the function the claims call), changed by every option given -- e.g.
-    ``--steps 20`` for a shortened copy.  ValueError naming the option otherwise.
+    ``--steps 20`` for a shortened copy, which is then no longer that run (the record's
+    ``run`` is None and ``changed_from`` names the run and the fields changed).
+    ValueError naming the option otherwise.
     """
     from claims.runs import config_for                 # imports torch: about 2.5 s (module doc)
     from models.config import TrainConfig
@@ -280,9 +287,11 @@ def _train_config(args):
             except OverflowError:
                 raise ValueError(f"{name} must be finite, got {v}") from None
     if args.claim is None:
-        return TrainConfig(**given), None
-    base = config_for(args.claim, get_profile(args.profile))
-    return base.replace(**given), args.claim
+        if args.profile is not None:
+            raise ValueError("profile: --profile names the profile of a --claim run; give --claim too")
+        return None, TrainConfig(**given)
+    base = config_for(args.claim, get_profile(args.profile or "quick"), name="claim")
+    return base, base.replace(**given)
 
 
 def run_train(args, parser) -> int:
@@ -294,7 +303,7 @@ def run_train(args, parser) -> int:
 
     max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
     try:
-        config, run_id = _train_config(args)
+        base, config = _train_config(args)
         check_resources(config, max_memory)
         resolve_device(args.device)
         out = _check_out(args.out) if args.out else None
@@ -317,7 +326,10 @@ def run_train(args, parser) -> int:
         print(f"ldsicl train: error: {exc}", file=sys.stderr)
         return 1
     record = result.to_dict()
-    record["run"] = run_id
+    record["run"] = args.claim if config == base else None
+    if base is not None and config != base:
+        record["changed_from"] = {"run": args.claim, "fields": sorted(
+            f for f, v in config.to_dict().items() if base.to_dict()[f] != v)}
     c = result.config
     if c.s == 1 and c.layers == 1:
         record["kappa"] = _kappa_line(c, result.ar1_coefficient())
@@ -333,7 +345,9 @@ def run_train(args, parser) -> int:
     if args.json:
         print(text)
         return 0
-    print((f"run {run_id} ({args.profile} profile): " if run_id else "")
+    print((f"run {args.claim} ({args.profile or 'quick'} profile): " if record["run"] else "")
+          + (f"a copy of run {args.claim} with {', '.join(record['changed_from']['fields'])} changed: "
+             if "changed_from" in record else "")
           + f"setting {c.setting}, s={c.s}, layers={c.layers}, T={c.T}, d={c.d}, radius={c.radius:g}, "
           f"steps={c.steps}, batch={c.batch}, seed={c.seed}, lr={c.lr}, betas={c.betas}, device={result.device}")
     for name, weights in (("W_V", result.W_V), ("W_QK", result.W_QK)):
@@ -341,7 +355,11 @@ def run_train(args, parser) -> int:
         for layer, W in enumerate(per_layer, start=1):
             print(f"{name} =" if c.layers == 1 else f"{name} (layer {layer}) =")
             print(_format_matrix(W))
-    if "kappa" in record:
+    if "kappa" in record and record["kappa"]["kappa"] is None:
+        k = record["kappa"]
+        print(f"AR(1) coefficient b_2 W[1,1] + b_1 W[2,1] = {k['coefficient']!r}; kappa (eq. 15) not "
+              f"computed: {k['kappa_not_computed']}")
+    elif "kappa" in record:
         k = record["kappa"]
         se = f" +- {k['kappa_stderr']:.2g}" if k["kappa_stderr"] else ""
         print(f"AR(1) coefficient b_2 W[1,1] + b_1 W[2,1] = {k['coefficient']!r}; kappa (eq. 15) = "
@@ -402,12 +420,12 @@ def _export_source(args):
     from models.cache import cache_path, list_entries
 
     key = args.key
-    if len(key) >= 8 and all(ch in "0123456789abcdef" for ch in key):
-        hits = [e for e in list_entries(args.cache_dir) if e["key"].startswith(key)]
+    if len(key) >= 8 and all(ch in "0123456789abcdef" for ch in key.lower()):
+        hits = [e for e in list_entries(args.cache_dir) if e["key"].startswith(key.lower())]
         if len(hits) != 1:
             raise ValueError(f"key {key!r} matches {len(hits)} cache entries (`ldsicl cache list` shows them)")
         return Path(hits[0]["path"]), None
-    path = cache_path(config_for(key, get_profile(args.profile)), args.cache_dir)
+    path = cache_path(config_for(key, get_profile(args.profile), name="key"), args.cache_dir)
     if not path.is_file():
         raise ValueError(f"key {key!r} names a run with no weights of this code in the cache; train them with "
                          f"`ldsicl train --claim {key} --profile {args.profile}`")
@@ -424,12 +442,17 @@ def _export(args, parser) -> int:
     try:
         path, run_id = _export_source(args)
         out = _check_out(args.out)
-        data = json.loads(path.read_text(encoding="utf-8"))
-        result = TrainResult.from_dict(data)
     except ValueError as exc:
         _value_error(parser, exc)
-    except OSError as exc:
-        print(f"ldsicl cache: error: cannot read {str(path)!r} ({exc})", file=sys.stderr)
+    except OSError as exc:                        # an unreadable cache folder
+        print(f"ldsicl cache: error: cannot read the cache ({exc})", file=sys.stderr)
+        return 1
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        result = TrainResult.from_dict(data)
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        print(f"ldsicl cache: error: the cache entry {str(path)!r} cannot be read ({type(exc).__name__}: "
+              f"{exc}); `ldsicl cache clear --stale-only` removes unreadable entries", file=sys.stderr)
         return 1
     L = result.config.layers
     k = result.config.s + 1

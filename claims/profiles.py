@@ -49,7 +49,8 @@ class Profile:
     train_batch : sequences per optimiser step (paper: 3000 for the AR(1) runs).
     stack_batch : sequences per optimiser step of the stacked-layer runs (the depth and
         spectral-shift claims): the project's choice in both profiles, as the paper trains
-        no stack (claims/_lds.py gives the reasons).
+        no stack (the batch and its cost: docs/settings.md, Profiles; the stacks' protocol:
+        claims/runs.py).
     n_seeds : independent training runs (initialisations) per setting; the paper uses 3
         (the quick profile), the paper profile 8 (the project's choice, see above).
         Every profile trains the four symmetric settings a-d; the Student-t intervals of

@@ -52,7 +52,7 @@ from models.config import TrainConfig
 
 __all__ = ["RunRef", "ar1_run", "ars_run", "trained_layer_run", "depth_run", "depth_group", "shift_run",
            "sensitivity_run", "ar1_config", "ars_config", "depth_config", "shift_config",
-           "sensitivity_config", "config_for", "trained", "claim_runs", "CLAIM_RUNS", "stack_configs",
+           "sensitivity_config", "config_for", "trained", "claim_runs", "CLAIM_RUNS",
            "AR1_SETTINGS", "ARS_SETTINGS", "WINDOWS", "ARS_LR", "ARS_BETAS", "STACK_S", "DEPTHS",
            "DEPTH_T", "SHIFT_DEPTHS", "TRAIN_RADIUS", "STACK_LR", "STACK_BETAS", "STACK_SEEDS",
            "SENSITIVITY_SETTINGS", "SENSITIVITY_VARIANTS", "SENSITIVITY_SEEDS", "PCG_S", "PCG_SETTINGS",
@@ -179,52 +179,77 @@ def sensitivity_config(setting: str, variant: str, seed_index: int, profile) -> 
     return ar1_config(setting, seed_index, profile).replace(**SENSITIVITY_VARIANTS[variant])
 
 
-def stack_configs(profile) -> list[TrainConfig]:
-    """Every stack the claims train in ``profile``, in the order the training tests collect them."""
-    return [config_for(r.run, profile) for r in
-            claim_runs("depth", profile) + claim_runs("spectral-shift", profile)]
-
-
 _INT = r"(0|[1-9][0-9]*)"
+
+
+def _one_of(what: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(f"no claim trains {what} {value!r} (the claims train {list(allowed)})")
+
+
+def _ar1(m, p):
+    _one_of("an AR(1) layer of setting", m["setting"], AR1_SETTINGS)
+    return ar1_config(m["setting"], int(m[2]), p)
+
+
+def _ars(m, p):
+    _one_of("an AR(s) layer of setting", m["setting"], ARS_SETTINGS)
+    _one_of("an AR(s) layer of window s =", int(m[2]), WINDOWS)
+    return ars_config(m["setting"], int(m[2]), int(m[3]), p)
+
+
+def _depth(m, p):
+    _one_of("a depth-grid stack of L =", int(m[1]), DEPTHS)
+    _one_of("a depth-grid stack of T =", int(m[2]), DEPTH_T)
+    return _stack(depth_config(int(m[1]), int(m[2]), int(m[4]), p), int(m[3]), p)
+
+
+def _shift(m, p):
+    _one_of("a spectral-shift stack of L =", int(m[1]), SHIFT_DEPTHS)
+    return _stack(shift_config(int(m[1]), int(m[3]), p), int(m[2]), p)
+
+
+def _sensitivity(m, p):
+    _one_of("a sensitivity run of setting", m["setting"], SENSITIVITY_SETTINGS)
+    return sensitivity_config(m["setting"], m["variant"], int(m[3]), p)
+
+
 _PATTERNS: list[tuple[re.Pattern, Callable]] = [
-    (re.compile(rf"ar1/(?P<setting>[a-z]+)/seed={_INT}"),
-     lambda m, p: ar1_config(m["setting"], int(m[2]), p)),
-    (re.compile(rf"ars/(?P<setting>[a-z]+)/s={_INT}/seed={_INT}"),
-     lambda m, p: ars_config(m["setting"], int(m[2]), int(m[3]), p)),
-    (re.compile(rf"depth/L={_INT}/T={_INT}/batch={_INT}/seed={_INT}"),
-     lambda m, p: _stack(depth_config(int(m[1]), int(m[2]), int(m[4]), p), int(m[3]), p)),
-    (re.compile(rf"shift/L={_INT}/batch={_INT}/seed={_INT}"),
-     lambda m, p: _stack(shift_config(int(m[1]), int(m[3]), p), int(m[2]), p)),
-    (re.compile(rf"sensitivity/(?P<setting>[a-z]+)/(?P<variant>[^/]+)/seed={_INT}"),
-     lambda m, p: sensitivity_config(m["setting"], m["variant"], int(m[3]), p)),
+    (re.compile(rf"ar1/(?P<setting>[a-z]+)/seed={_INT}"), _ar1),
+    (re.compile(rf"ars/(?P<setting>[a-z]+)/s={_INT}/seed={_INT}"), _ars),
+    (re.compile(rf"depth/L={_INT}/T={_INT}/batch={_INT}/seed={_INT}"), _depth),
+    (re.compile(rf"shift/L={_INT}/batch={_INT}/seed={_INT}"), _shift),
+    (re.compile(rf"sensitivity/(?P<setting>[a-z]+)/(?P<variant>[^/]+)/seed={_INT}"), _sensitivity),
 ]
 
 
 def _stack(config: TrainConfig, batch: int, profile) -> TrainConfig:
     if batch != profile.stack_batch:
-        raise ValueError(f"run: a stack of batch {batch} is not a run of the {profile.name} profile "
+        raise ValueError(f"a stack of batch {batch} is not a run of the {profile.name} profile "
                          f"(its stacks train at batch {profile.stack_batch})")
     return config
 
 
-def config_for(run, profile) -> TrainConfig:
+def config_for(run, profile, *, name: str = "run") -> TrainConfig:
     """The configuration the claims train for a run id (or :class:`RunRef`) in ``profile``.
 
-    ValueError naming ``run`` for an id that is no run (a depth group, a typo), a setting
-    or window the configuration refuses, or a stack of the other profile's batch.
+    Every seed index is accepted (the paper profile trains more than the quick one); the
+    rest must be a run some claim trains: a setting, window, depth or horizon outside the
+    claims' grids, a depth group (several runs read together), a typo or a stack of the
+    other profile's batch is one ValueError whose message starts with ``name`` (the command
+    line passes the option it came from).
     """
     rid = run.run if isinstance(run, RunRef) else run
     if not isinstance(rid, str):
-        raise ValueError(f"run must be a run id (str), got {rid!r}")
+        raise ValueError(f"{name} must be a run id (str), got {rid!r}")
     for pattern, build in _PATTERNS:
         m = pattern.fullmatch(rid)
         if m:
             try:
                 return build(m, profile)
             except ValueError as exc:
-                msg = str(exc)
-                raise ValueError(msg if msg.startswith("run:") else f"run {rid!r}: {msg}") from None
-    raise ValueError(f"run must be a run id such as 'ar1/a/seed=0' or 'ars/b/s=4/seed=2' "
+                raise ValueError(f"{name} {rid!r}: {exc}") from None
+    raise ValueError(f"{name} must be a run id such as 'ar1/a/seed=0' or 'ars/b/s=4/seed=2' "
                      f"(`ldsicl runs` lists them), got {rid!r}")
 
 
@@ -253,8 +278,11 @@ CLAIM_RUNS: dict[str, Callable] = {
                          for i in range(STACK_SEEDS)] if p.depth_stacks else []),
     "spectral-shift": lambda p: [shift_run(L, p.stack_batch, i) for L in SHIFT_DEPTHS
                                  for i in range(STACK_SEEDS)],
+    # the variants, then the AR(1) runs they are compared with (the baseline, read too)
     "training-sensitivity": lambda p: ([sensitivity_run(st, v, i) for st in SENSITIVITY_SETTINGS
                                         for v in SENSITIVITY_VARIANTS for i in range(SENSITIVITY_SEEDS)]
+                                       + [ar1_run(st, i) for st in SENSITIVITY_SETTINGS
+                                          for i in range(SENSITIVITY_SEEDS)]
                                        if p.name == "paper" else []),
 }
 

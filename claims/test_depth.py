@@ -53,7 +53,7 @@ prediction from the whole past (theory.stationary.simulate_with_filter).
    does not.  Control: the weights optimal at T = 10 held fixed.
 
 Reported, no claim about the theorem: the trained stacks of depth 1, 2, 4 at T = 10 ... 80
-(claims/_lds.py; the paper trains no stack) -- their held-out MSE table and how
+(claims/runs.py; the paper trains no stack) -- their held-out MSE table and how
 heavy-tailed their late training loss is.
 """
 from __future__ import annotations
@@ -497,7 +497,7 @@ def test_training_loss_tails(claim, profile, layers):
 
 @functools.lru_cache(maxsize=None)
 def _grid(profile) -> dict:
-    """Per T (the trained stacks' data: setting a, x_0 ~ N(0, I), claims/_lds.py): errors of
+    """Per T (the trained stacks' data: setting a, x_0 ~ N(0, I), claims/runs.py): errors of
     least squares, of the per-system AR(2) optimum, var(y_T), and per depth and seed the
     stack's errors."""
     out = {}

@@ -26,7 +26,7 @@ def test_parser_defaults_are_the_documented_ones():
     assert (k.setting, k.T, k.d, k.sigma_w, k.sigma_v, k.sigma_0) == ("a", 30, 5, Fraction(1, 10), Fraction(1, 10), 1)
     assert (k.method, k.mc_systems, k.seed, k.json) == ("auto", 200_000, 0, False)
     t = build_parser().parse_args(["train"])
-    assert (t.device, t.out, t.progress, t.claim, t.profile) == ("auto", None, None, None, "quick")
+    assert (t.device, t.out, t.progress, t.claim, t.profile) == ("auto", None, None, None, None)
     # every field option of train is None unless given (so that only a given option changes
     # a claim's run); the defaults are TrainConfig's (test_train_help_states_trainconfigs_defaults)
     assert all(getattr(t, name) is None for name in ("setting", "s", "T", "d", "sigma_w", "layers", "radius",

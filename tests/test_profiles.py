@@ -48,7 +48,7 @@ def test_profiles():
     assert "project's choice" in PAPER.description and "paper's 3" in QUICK.description
     assert "paper's tolerance" not in QUICK.description + PAPER.description
     assert QUICK.coef_rel_tol == PAPER.coef_rel_tol == 0.01
-    assert (QUICK.stack_batch, PAPER.stack_batch) == (1000, 1500)    # ours: claims/_lds.py
+    assert (QUICK.stack_batch, PAPER.stack_batch) == (1000, 1500)    # ours: docs/settings.md, Profiles
     knobs = ("train_steps", "train_batch", "stack_batch", "n_seeds", "mc_trajectories", "mc_systems",
              "heldout_sequences", "hypothesis_examples", "multistart", "twins")
     for f in knobs:

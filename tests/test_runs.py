@@ -46,6 +46,10 @@ def _published_runs(profile: str) -> dict[str, set]:
 def test_the_store_lists_exactly_the_runs_the_published_records_name(profile):
     published = _published_runs(profile)
     listed = {c: {r.run for r in runs.claim_runs(c, PROFILES[profile])} for c in runs.CLAIM_RUNS}
+    if profile == "paper":      # the sensitivity table also reads its baseline, the first AR(1) seeds
+        baseline = {f"ar1/{st}/seed={i}" for st in ("a", "b") for i in range(3)}
+        assert baseline <= listed["training-sensitivity"]
+        listed["training-sensitivity"] -= baseline
     assert {c: ids for c, ids in listed.items() if ids} == published
     for ids in listed.values():                      # and each id is a configuration
         for rid in ids:
@@ -71,11 +75,26 @@ def test_each_family_of_runs_is_the_documented_protocol():
     assert runs.config_for("ars/b/s=4/seed=1", QUICK) == runs.config_for("ars/b/s=4/seed=1", PAPER)
 
 
+def test_the_published_sensitivity_runs_have_the_stores_cache_keys():
+    """An independent oracle for the keys: the configuration keys the sensitivity table
+    recorded for each of its runs in the published paper run."""
+    for rec in _published("paper")["records"]:
+        if rec["claim"] == "training-sensitivity":
+            keys = [runs.config_for(e["run"], PAPER).key() for e in rec["runs"]]
+            assert keys == rec["details"]["train_keys"], rec["check_id"]
+
+
 @pytest.mark.parametrize("rid, words", [
     ("depth/L=1/T=10+80/batch=1000/seed=0", "run must be a run id"),          # a group, not a run
     ("depth/L=2/T=10/batch=1500/seed=0", "not a run of the quick profile"),  # the paper profile's batch
-    ("ars/e/s=2/seed=0", "setting"),
+    ("ars/e/s=2/seed=0", "no claim trains an AR(s) layer of setting 'e'"),
+    ("ars/a/s=1/seed=0", "no claim trains an AR(s) layer of window s = 1"),    # not the AR(1) run
     ("ars/a/s=40/seed=0", "run 'ars/a/s=40/seed=0'"),
+    ("ar1/asym/seed=0", "no claim trains an AR(1) layer of setting 'asym'"),
+    ("depth/L=3/T=10/batch=1000/seed=0", "L = 3"),
+    ("depth/L=2/T=30/batch=1000/seed=0", "T = 30"),
+    ("shift/L=2/batch=1000/seed=0", "L = 2"),
+    ("sensitivity/c/lr=5e-4/seed=0", "setting 'c'"),
     ("sensitivity/a/lr=9/seed=0", "variant"),
     ("ar1/a/seed=01", "run must be a run id"),
     ("", "run must be a run id"),
@@ -138,7 +157,7 @@ def test_a_shortened_copy_trains_the_same_weights_through_both_routes(rid, monke
                          str(tmp_path / "cli"), "--device", "cpu", "--no-progress", "--json"])
     assert rc == 0, err
     rec = json.loads(out)
-    assert rec["run"] == rid
+    assert rec["run"] is None and rec["changed_from"] == {"run": rid, "fields": ["batch", "steps"]}
     monkeypatch.setenv("LDSICL_CACHE_DIR", str(tmp_path / "claims"))
     config = runs.config_for(rid, QUICK).replace(**short)
     result = runs.trained(config, QUICK)
@@ -190,9 +209,46 @@ def test_cache_export_of_a_run_id_reads_its_entry(tmp_path, monkeypatch):
     rid = "ar1/a/seed=0"
     config = runs.config_for(rid, QUICK).replace(steps=3, batch=4)
     result = models.cache.train_cached(config, cache_dir=str(tmp_path), device="cpu", progress=False)
-    monkeypatch.setattr(runs, "config_for", lambda r, p: config)     # the full run, shortened
+    monkeypatch.setattr(runs, "config_for", lambda r, p, **kw: config)     # the full run, shortened
     rc, out, err = _cli(["cache", "export", rid, "--out", str(tmp_path / "a.npz"), "--cache-dir", str(tmp_path)])
     assert rc == 0, err
     z = np.load(tmp_path / "a.npz")
     assert z["W_V"].shape == (1, 2, 2) and np.array_equal(z["W_V"][0], result.W_V)
     assert json.loads(str(z["run"])) == rid
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["train", "--claim", "nope"], "argument --claim: claim must be a run id"),
+    (["train", "--claim", "depth/L=2/T=10/batch=1500/seed=0"], "argument --claim: claim 'depth/L=2/T=10/batch=1500"),
+    (["train", "--betas", "2,3"], "argument --betas: betas[0] must be < 1.0"),
+    (["train", "--profile", "paper"], "argument --profile: "),
+    (["cache", "export", "ar1/e/seed=0", "--out", "{tmp}/x.npz"], "argument KEY: key 'ar1/e/seed=0'"),
+    (["cache", "export", "ABCDEF12", "--out", "{tmp}/x.npz"], "argument KEY: key 'ABCDEF12' matches 0"),
+])
+def test_bad_claim_options_name_their_flag(argv, flag, tmp_path):
+    rc, out, err = _cli([a.replace("{tmp}", str(tmp_path)) for a in argv] + ["--cache-dir", str(tmp_path)])
+    assert rc == 2 and flag in err and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith(f"ldsicl {argv[0]}")
+
+
+def test_cache_export_of_an_unreadable_entry_or_cache_exits_1(tmp_path, monkeypatch):
+    import models.cache
+    (tmp_path / ("ab" * 32 + ".json")).write_text("{ not json")
+    rc, _, err = _cli(["cache", "export", "abababab", "--out", str(tmp_path / "x.npz"), "--cache-dir", str(tmp_path)])
+    assert rc == 1 and "cannot be read" in err and "Traceback" not in err and not (tmp_path / "x.npz").exists()
+
+    def unreadable(cache_dir=None):
+        raise PermissionError("no access")
+    monkeypatch.setattr(models.cache, "list_entries", unreadable)
+    rc, _, err = _cli(["cache", "export", "abababab", "--out", str(tmp_path / "x.npz"), "--cache-dir", str(tmp_path)])
+    assert rc == 1 and "cannot read the cache" in err and "Traceback" not in err
+
+
+def test_train_reports_a_kappa_no_route_can_compute_instead_of_failing(tmp_path):
+    """An AR(1) run whose horizon no kappa route fits (T = 400): trained and reported, kappa null
+    with the reason."""
+    rc, out, err = _cli(["train", "--T", "400", "--d", "1", "--steps", "1", "--batch", "1", "--no-cache",
+                         "--device", "cpu", "--no-progress", "--json"])
+    assert rc == 0, err
+    k = json.loads(out)["kappa"]
+    assert k["kappa"] is None and "T = 400" in k["kappa_not_computed"] and np.isfinite(k["coefficient"])

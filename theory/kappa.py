@@ -261,8 +261,13 @@ def choose_method(family: LDSFamily) -> tuple[str, str]:
 
 def _check_variances(family: LDSFamily, variances):
     """The exact variances (sigma_w^2, sigma_v^2, sigma_0^2) of the exact route: the
-    family's decimal ones (:func:`family_variances`) by default, or three Fractions whose
-    square roots are the family's standard deviations (e.g. 1/9 for sigma_w = 1/3)."""
+    family's decimal ones (:func:`family_variances`) by default, or three Fractions that
+    are the squares of the family's standard deviations to 1e-12, relative (e.g. 1/9 for
+    sigma_w = 1/3, whose float is 0.333...), compared in exact arithmetic.
+
+    >>> _check_variances(LDSFamily("a", sigma_w=1 / 3), (Fraction(1, 9), Fraction(1, 100), 1))[0]
+    Fraction(1, 9)
+    """
     if variances is None:
         return family_variances(family)
     if not isinstance(variances, (tuple, list)) or len(variances) != 3:
@@ -271,7 +276,8 @@ def _check_variances(family: LDSFamily, variances):
     for name, v in zip(("sigma_w", "sigma_v", "sigma_0"), variances):
         if isinstance(v, bool) or not isinstance(v, (int, Fraction)) or v < 0:
             raise ValueError(f"variances: {name}^2 must be a Fraction >= 0, got {v!r}")
-        if not math.isclose(math.sqrt(v), getattr(family, name), rel_tol=1e-12, abs_tol=1e-300):
+        square = Fraction(getattr(family, name)) ** 2           # the float's exact value, squared
+        if abs(square - v) > Fraction(1, 10 ** 12) * max(square, Fraction(v)):
             raise ValueError(f"variances: {name}^2 = {v} is not the family's {name} = "
                              f"{getattr(family, name)!r} squared")
         out.append(Fraction(v))
