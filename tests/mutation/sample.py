@@ -1,4 +1,5 @@
-"""Seeded random sample of mutmut mutants over theory/ and models/ (docs/mutation.md).
+"""Seeded random sample of mutmut mutants over theory/, models/ and claims/ (the harness, not the
+claim files; docs/mutation.md).
 
 Not a test module (pytest collects ``test_*.py`` only) and never run in CI.  Run it from
 the repository root with mutmut 3.8.1 installed (``pip install -e ".[test,mutation]"``):
