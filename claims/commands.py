@@ -68,15 +68,23 @@ def _plain(obj):
     return obj
 
 
+def _sigmas(args) -> dict:
+    """The standard deviations given (exact Fractions) as floats; ValueError naming the field
+    of one beyond the float range."""
+    out = {}
+    for name in ("sigma_w", "sigma_v", "sigma_0"):
+        v = getattr(args, name)
+        if v is not None:
+            try:
+                out[name] = float(v)
+            except OverflowError:
+                raise ValueError(f"{name} must be finite, got {v}") from None
+    return out
+
+
 def _family(args):
     """The LDSFamily of the family arguments; ValueError naming the flag's field."""
-    kw = {}
-    for name in ("sigma_w", "sigma_v", "sigma_0"):
-        try:
-            kw[name] = float(getattr(args, name))
-        except OverflowError:
-            raise ValueError(f"{name} must be finite, got {getattr(args, name)}") from None
-    return LDSFamily(args.setting, d=args.d, T=args.T, **kw)
+    return LDSFamily(args.setting, d=args.d, T=args.T, **_sigmas(args))
 
 
 def _value_error(parser, exc: ValueError):
@@ -279,13 +287,7 @@ def _train_config(args):
     from models.config import TrainConfig
 
     given = {name: getattr(args, name) for name in TRAIN_FIELDS if getattr(args, name) is not None}
-    for name in ("sigma_w", "sigma_v", "sigma_0"):
-        v = getattr(args, name)
-        if v is not None:
-            try:
-                given[name] = float(v)
-            except OverflowError:
-                raise ValueError(f"{name} must be finite, got {v}") from None
+    given.update(_sigmas(args))
     if args.claim is None:
         if args.profile is not None:
             raise ValueError("profile: --profile names the profile of a --claim run; give --claim too")

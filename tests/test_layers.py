@@ -9,6 +9,7 @@ re-export detour in a scratch tree are found.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -59,7 +60,8 @@ def upward_edges(root: Path) -> list[str]:
     return out
 
 
-def _defined(path: Path) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _defined(path: Path) -> frozenset[str]:
     """Names a module defines at its top level (def, class, assignment), not those it imports."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = set()
@@ -76,7 +78,7 @@ def _defined(path: Path) -> set[str]:
                     names.add(sub.name)
                 elif isinstance(sub, ast.Assign):
                     names.update(n.id for t in sub.targets for n in ast.walk(t) if isinstance(n, ast.Name))
-    return names
+    return frozenset(names)
 
 
 def detours(root: Path, scan=("theory", "models", "claims", "tests")) -> list[str]:
