@@ -59,8 +59,9 @@ The command line, on top of everything it calls (nothing in theory/ or models/ i
 claims/; tests/test_layers.py):
 
 - :mod:`claims.cli`       ``ldsicl``: the parser, its help and ``main``.
-- :mod:`claims.commands`  what each subcommand does (kappa, train -- with ``--claim`` a
-  claim's own run --, runs, optimum, report, cache list / clear / export).
+- :mod:`claims.commands`  what kappa, train (with ``--claim`` a claim's own run), optimum
+  and report do.
+- :mod:`claims.cache_commands` what runs and cache list / clear / export do.
 
 Run ``pytest claims`` (or ``pytest claims -n auto``, ``pytest --profile paper claims``)
 from the repository root.

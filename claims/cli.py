@@ -2,7 +2,7 @@
 
 The top floor of the project: it calls theory/, models/ and the claims' run store, and no
 module below imports it (tests/test_layers.py).  Subcommands (what each does:
-claims/commands.py): ``kappa`` (Theorem 4.1's kappa), ``train`` (one run of the paper's
+claims/commands.py, claims/cache_commands.py): ``kappa`` (Theorem 4.1's kappa), ``train`` (one run of the paper's
 protocol, or with ``--claim`` exactly a run a claim trains), ``runs`` (the run ids each
 claim trains), ``optimum`` (the population optimum of a window s), ``report`` (the
 reproducibility report of a claims run), ``cache list|clear|export`` (the weight cache).
@@ -24,7 +24,7 @@ import sys
 from fractions import Fraction
 from importlib import metadata
 
-from claims import commands
+from claims import cache_commands, commands
 from claims.profiles import PROFILES
 from theory.systems import SETTINGS, LDSFamily
 from theory.validation import check_int, check_rational, check_real
@@ -335,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _RUN = {"kappa": commands.run_kappa, "train": commands.run_train, "optimum": commands.run_optimum,
-        "report": commands.run_report, "runs": commands.run_runs}
+        "report": commands.run_report, "runs": cache_commands.run_runs}
 
 
 def _quiet_stdout():
@@ -354,7 +354,7 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
         sub = parser._subparsers._group_actions[0].choices[args.command]
         if args.command == "cache":
-            return commands.run_cache(args, sub._subparsers._group_actions[0].choices[args.action])
+            return cache_commands.run_cache(args, sub._subparsers._group_actions[0].choices[args.action])
         return _RUN[args.command](args, sub)
     except _UsageError:
         return 2
