@@ -57,7 +57,7 @@ def kappa_for(setting: str, mc_systems: int = KAPPA_D_SYSTEMS) -> dict:
 def moments_for(setting: str, mc_systems: int = MOMENTS_D_SYSTEMS):
     """Population feature moments (s = 1) at the defaults: quadrature, or MC for setting d."""
     fam = LDSFamily(setting)
-    if setting == "d":
+    if not fam.spec.quadrature:
         seed = seed_for("moments", setting, mc_systems)
         return memoized("ar1-moments", [family_key(fam), 1, "mc-systems", mc_systems, seed], ("theory.population",),
                         lambda: population_moments(fam, 1, method="mc-systems", m=mc_systems,
@@ -88,15 +88,5 @@ def coefficients(W_V, W_QK, moments=None) -> dict:
     return out
 
 
-# --------------------------------------------------------------------------- verdicts
-# Checks of trained layers that do not reproduce at their tolerance, by setting.  Only a
-# check whose whole 95 % interval lies outside its tolerance (verdict "fails") may be
-# listed, with a reason quoting the measured values and the interval (claims/known.py,
-# per profile where the profiles differ).  Never widen a tolerance instead.  None today
-# in the quick profile: with the paper's 3 seeds every trained check's interval contains
-# its tolerance or lies inside it (docs/settings.md, "Verdicts and intervals").
-
-KNOWN_COEF_FAILURES: dict[str, str] = {}
-KNOWN_ODD_FAILURES: dict[str, str] = {}
-KNOWN_GAP_FAILURES: dict[str, str] = {}
-KNOWN_ETA_FAILURES: dict[str, str] = {}
+# Trained checks that do not reproduce are listed by check_id in claims/known.py (none of
+# the AR(1) checks today).

@@ -22,6 +22,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+import pytest
 
 from claims.basins import BasinSplit
 from claims.memo import memoized
@@ -31,9 +32,11 @@ from theory.mc_moments import trajectory_moments_windows
 from theory.optimum import StationaryPoint, match_point, nearest_stationary_point, population_optimum
 from theory.parity import canonical_gauge
 from theory.population import beta_from_weights, population_moments
+from theory.settings import get_setting
 from theory.systems import LDSFamily
 
-#: antithetic raw trajectories behind the moments of setting d (docs/settings.md).
+#: antithetic raw trajectories behind the moments of a setting without quadrature -- d
+#: (docs/settings.md).
 D_TRAJECTORIES = 1_000_000
 #: starts of the population optimum (the issue's floor; the paper profile may use more).
 MIN_STARTS = 32
@@ -42,27 +45,32 @@ JACCARD_THRESHOLD = 0.01
 #: a stationary point lies in a class when its out-of-class share is at most this (as for
 #: the optimum in claims/test_banding.py; docs/settings.md).
 POINT_SHARE_TOL = 1e-8
-#: settings whose law of A is centrally symmetric (A and -A equally likely): L is invariant
-#: under the mirror y_t -> (-1)^t y_t there (theory.optimum.match_point).  Setting d's
-#: antithetic moments have the symmetry by construction.
-CENTRALLY_SYMMETRIC = ("a", "b", "c", "d")
 
 
 @functools.lru_cache(maxsize=None)
-def _d_moments(m: int = D_TRAJECTORIES) -> dict:
-    """Setting d's moments for every window from one antithetic draw (shared on disk between
-    processes, claims/memo.py)."""
-    return memoized("d-moments", ["d", list(WINDOWS), m, seed_for("ars-moments", "d", m)],
+def _mc_moments(setting: str, m: int = D_TRAJECTORIES) -> dict:
+    """The moments of a setting without quadrature (d) for every window, from one antithetic
+    draw (shared on disk between processes, claims/memo.py); the draw keeps the central
+    symmetry A ~ -A by construction."""
+    return memoized("d-moments", [setting, list(WINDOWS), m, seed_for("ars-moments", setting, m)],
                     ("theory.mc_moments",),
-                    lambda: trajectory_moments_windows(LDSFamily("d"), WINDOWS, m, rng_for("ars-moments", "d", m),
-                                                       antithetic=True))
+                    lambda: trajectory_moments_windows(LDSFamily(setting), WINDOWS, m,
+                                                       rng_for("ars-moments", setting, m), antithetic=True))
+
+
+def require_trained_window(profile, s: int) -> None:
+    """Skip the calling check where ``profile`` trains no AR(s) layer of window s
+    (``Profile.trained_windows``; s = 1 is the AR(1) runs, trained in every profile)."""
+    if s != 1 and s not in profile.trained_windows:
+        pytest.skip(f"profile {profile.name}: the trained AR({s}) layers are the paper profile's "
+                    f"(this profile trains s in {list(profile.trained_windows)})")
 
 
 @functools.lru_cache(maxsize=None)
 def moments_for(setting: str, s: int):
     """Population moments at the paper's defaults (module doc)."""
-    if setting == "d":
-        return _d_moments()[s]
+    if not get_setting(setting).quadrature:
+        return _mc_moments(setting)[s]
     return population_moments(LDSFamily(setting), s)
 
 
@@ -128,7 +136,7 @@ class BasinBook:
         opt = optimum(setting, s, profile.multistart)
         self.L_star = opt.loss
         self.moments = moments_for(setting, s)
-        self.mirror = setting in CENTRALLY_SYMMETRIC
+        self.mirror = get_setting(setting).symmetric
         self._opt = (opt.loss, opt.W_V, opt.W_QK)
         self.basins: list[Basin] = []
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from claims.commands import _check_out, _value_error
 from claims.profiles import get_profile
+from theory.jsonvalues import dumps
 
 __all__ = ["run_runs", "run_cache"]
 
@@ -38,7 +39,7 @@ def run_runs(args, parser) -> int:
     except ValueError as exc:
         _value_error(parser, exc)
     if args.json:
-        print(json.dumps({"profile": profile.name,
+        print(dumps({"profile": profile.name,
                           "claims": {c: [{"run": r, "cache": status[r]} for r in ids] for c, ids in table.items()}}))
         return 0
     for c, ids in table.items():
@@ -144,7 +145,7 @@ def run_cache(args, parser) -> int:
         print(f"removed {removed} {what}entr{'y' if removed == 1 else 'ies'} from {folder}")
         return 0
     if args.json:
-        print(json.dumps(entries))
+        print(dumps(entries))
         return 0
     for e in entries:
         print(_format_entry(e))

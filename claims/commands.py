@@ -5,8 +5,8 @@ The command line is the top floor: it calls theory/, models/ and the claims' run
 (claims/runs.py), and nothing below it imports it.  Each ``run_<command>(args, parser)``
 validates its arguments before any expensive work -- a bad one is reported through
 ``parser.error`` as one line naming its flag (exit status 2) -- then does the work and
-returns the exit status.  JSON output is strict: numpy values become Python values and
-non-finite numbers ``null`` (``_plain``).
+returns the exit status.  JSON output is strict, under the project's one policy
+(theory/jsonvalues.py: non-finite numbers as ``"NaN"`` / ``"Infinity"``).
 
 Imports: what every command needs is imported here; the modules that pull in torch
 (models/*, claims/runs.py: about 2.5 s of start-up, against 0.4 s for theory.kappa,
@@ -17,7 +17,6 @@ that use them, so that ``ldsicl kappa`` and ``ldsicl --help`` answer at once.
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from claims.profiles import get_profile
+from theory.jsonvalues import dumps
 from theory import kappa as kappa_mod
 from theory.systems import LDSFamily
 from theory.validation import check_window
@@ -49,22 +49,6 @@ FLAGS = {
 }
 #: the repository checkout this module sits in (the claims live there, not in the package).
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _plain(obj):
-    """``obj`` with numpy scalars and arrays as Python values and non-finite floats as None
-    (strict JSON has no NaN or Infinity)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def _sigmas(args) -> dict:
@@ -103,7 +87,7 @@ def run_kappa(args, parser) -> int:
         why = None
         if method == "auto":
             method, why = kappa_mod.choose_method(family)
-        if method == "exact-rational" and args.setting == "a":
+        if method == "exact-rational" and "exact-rational" in kappa_mod.exact_routes(family):
             sec = kappa_mod.exact_seconds(args.T, args.d)
             if sec > 10:
                 print(f"ldsicl kappa: warning: exact rational arithmetic at T = {args.T} takes about "
@@ -116,7 +100,7 @@ def run_kappa(args, parser) -> int:
         out = res.to_json()
         out.update({"setting": args.setting, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
                     "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0), "auto": why})
-        print(json.dumps(_plain(out), allow_nan=False))
+        print(dumps(out))
         return 0
     print(f"kappa = {res.kappa!r}  (method {res.method}" + (f"; auto: {why}" if why else "") + ")")
     if res.exact is not None:
@@ -174,7 +158,7 @@ def run_optimum(args, parser) -> int:
         "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0),
     }
     if args.json:
-        print(json.dumps(_plain(out), allow_nan=False))
+        print(dumps(out))
         return 0
     print(f"L* = {opt.loss!r}" + (f" +- {opt.stderr:.2g}" if opt.stderr else "") + f"  (moments: {opt.method})")
     print(f"class {in_class or 'none'} (out-of-class share {opt.out_of_class_share:.3g}, odd share "
@@ -226,7 +210,7 @@ def run_report(args, parser) -> int:
         if payload.get("schema") == json.loads(src.read_text(encoding="utf-8")).get("schema"):
             shutil.copyfile(src, out / "claims.json")
         else:                             # a schema 3 report, as mapped to check ids (claims/legacy.py)
-            (out / "claims.json").write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n",
+            (out / "claims.json").write_text(dumps(payload, indent=2) + "\n",
                                              encoding="utf-8")
     print(f"report: {paths['html']}")
     print(f"        {paths['md']}" + (f" ({len(paths['figures'])} figures in {out / 'figures'})"
@@ -334,7 +318,7 @@ def run_train(args, parser) -> int:
     c = result.config
     if c.s == 1 and c.layers == 1:
         record["kappa"] = _kappa_line(c, result.ar1_coefficient())
-    text = json.dumps(_plain(record), allow_nan=False)
+    text = dumps(record)
     if out is not None:
         try:
             atomic_write_text(out, text + "\n")

@@ -17,8 +17,8 @@ by the report renderer (claims/report.py, ``render_report``), the one writer of
 - ``cosines-<setting>.png``: histograms of cos_1, cos_2, cos_3 over the held-out
   sequences (docs/math.md section 6.3), trained seeds and the population optimum;
 - ``kalman-parity.png``: MSE / MSE(Kalman) against s per setting and method;
-- ``spectral-shift.png``: the same against the test systems' spectral radius;
-- ``depth.png``: MSE / var(y_T) against T per depth and baseline, and against depth;
+- ``spectral-shift.png``: the median error over the filter's against the test radius, per depth and training radius;
+- ``depth.png``: median error over the filter's against T per trained depth and reference, and against depth;
 - ``per-position.png``: the MSE of predicting y_t at every position t (setting a);
 - ``ar1-weights.png``, ``training-loss.png``: the trained AR(1) weights beside theta* (the
   paper's Fig. 1b, c) and every run's training loss against L* (claims/fig_training.py);
@@ -30,12 +30,17 @@ A figure whose records are missing (a partial run, say) is skipped.
 """
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Iterable, Mapping
 
 import numpy as np
+from matplotlib.patches import Rectangle
 
+from claims.display import format_value
 from claims.fig_training import render_training_figures
+from claims.records import Coords
+from theory.parity import class_masks, classify
 
 __all__ = ["render_figures", "claim_of", "FIGURE_CLAIMS"]
 
@@ -76,7 +81,6 @@ def _banding_data(records):
 def _outline(ax, mask, inset=0.1):
     """Outline the kept cells of a boolean mask (rows x cols) on an imshow axis, each inside
     its own cell (inset), so that a checkerboard does not outline every cell."""
-    from matplotlib.patches import Rectangle
     for (i, j), keep in np.ndenumerate(mask):
         if keep:
             ax.add_patch(Rectangle((j - 0.5 + inset, i - 0.5 + inset), 1 - 2 * inset, 1 - 2 * inset,
@@ -84,7 +88,6 @@ def _outline(ax, mask, inset=0.1):
 
 
 def _banding_figure(plt, setting, per_s, path):
-    from theory.parity import class_masks, classify
     rows = sorted(s for s in per_s if s is not None)
     fig, axes = plt.subplots(len(rows), 4, figsize=(11, 2.6 * len(rows)), squeeze=False,
                              gridspec_kw={"width_ratios": [1, 4, 1, 4]})
@@ -171,7 +174,6 @@ def _gallery_figure(plt, setting, per_s, path):
                              squeeze=False, gridspec_kw={"height_ratios": [1, 3] * len(rows)})
     limits = {}
     for i, s in enumerate(rows):
-        from theory.parity import class_masks, classify
         masks = None
         if "optimum" in per_s[s]:
             ob, oW = (np.asarray(x, dtype=float) for x in per_s[s]["optimum"])
@@ -235,7 +237,6 @@ def _cosine_figure(plt, setting, d, path):
     """Per seed (coloured by the basin its run is headed for), the distribution of each
     candidate cosine over the held-out sequences, the population optimum's in black, and the
     paper's cos_1 with its tolerance as a line and band."""
-    from claims.display import format_value
     names = ("cos_1", "cos_2", "cos_3")
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     edges = np.linspace(-1.0, 1.0, len(d["optimum"]["cos_1"]["hist"]) + 1)
@@ -408,7 +409,6 @@ def _seed_panel(ax, r) -> dict:
 
 
 def _wrap(text: str, width: int) -> str:
-    import textwrap
     return "\n".join(textwrap.wrap(str(text), width))
 
 
@@ -431,7 +431,6 @@ def _seed_figure(plt, claim, rows, path, cols: int = 3):
 
 
 def _where(r) -> str:
-    from claims.records import Coords
     return Coords.from_dict(_coords(r)).where()
 
 
@@ -441,8 +440,8 @@ _SERIES = {("trained-mse-ratio", None): "trained layer",
            ("baseline-mse-ratio", "least-squares"): "least squares AR(s)",
            ("baseline-mse-ratio", "best-ar-of-the-system"): "best AR(s) of the system",
            ("baseline-mse-ratio", "n4sid"): "N4SID (in context)",
-           ("mse-ratio", "least-squares-ar2"): "in-context least squares AR(2)",
-           ("mse-ratio", "n4sid"): "N4SID"}
+           ("mse-ratio", "least-squares-ar2"): "in-context least squares AR(2) (median)",
+           ("mse-ratio", "n4sid"): "N4SID (median)"}
 
 
 def _ratio_rows(records, claim):
@@ -488,40 +487,61 @@ def _parity_figure(plt, rows, path):
     plt.close(fig)
 
 
-#: the spectral-shift figure's axis stops at this multiple of the filter's MSE; rows above are
-#: drawn as triangles on the edge (a deep stack's MSE is heavy-tailed out of distribution)
-SHIFT_CLIP = 100.0
+#: the spectral-shift figure's axis stops at this multiple of the filter's median error; rows
+#: above are drawn as triangles on the edge
+SHIFT_CLIP = 10.0
+
+
+def _shift_rows(records) -> list:
+    """[(series name, test radius, value, (lo, hi) or None, is a stack)] of the spectral-shift claim's
+    median-error rows (claims/test_spectral_shift.py): one series per depth and training
+    radius (the mean over seeds, its t interval), one per baseline."""
+    out = []
+    for r in _records(records, "spectral-shift", "median-error-ratio"):
+        c = _coords(r)
+        v = c.get("variant") or ""
+        name = (f"L={c['layers']}, {v.replace('trained-at-r=', 'trained at r = ')}" if c.get("layers") is not None
+                else _SERIES.get(("mse-ratio", v), v))
+        iv = r.get("interval")
+        out.append((name, float(c["radius"]), float(r["measured"]), tuple(iv) if iv else None,
+                    c.get("layers") is not None))
+    return out
 
 
 def _shift_figure(plt, rows, path):
-    """MSE / MSE(Kalman) against the spectral radius, per method (spectral-shift): stacks as
-    the median over seeds, the axis clipped at :data:`SHIFT_CLIP` (said on the figure; rows
-    beyond it as triangles on the edge).  Returns the number of clipped points."""
+    """Median squared error / the filter's against the test radius, per depth and training
+    radius (mean over seeds, t-interval bars) and per baseline; a linear axis clipped at
+    :data:`SHIFT_CLIP` (said on the figure; rows beyond it as triangles on the edge).
+    Medians, not means: a stack's error is heavy-tailed out of distribution
+    (claims/test_spectral_shift.py).  Returns the number of clipped points."""
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     series: dict = {}
-    stacks = {name for c, name, *_ in rows if c.get("layers") is not None}     # one row per seed
-    for c, name, v, iv in rows:
-        series.setdefault(name, []).append((float(c["radius"]), v))
+    stacks = set()
+    for name, radius, v, iv, is_stack in rows:
+        series.setdefault(name, []).append((radius, v, iv))
+        if is_stack:
+            stacks.add(name)
     clipped = 0
-    for i, (name, pts) in enumerate(sorted(series.items())):
+    for name, pts in sorted(series.items()):
         pts.sort()
-        rs = sorted({p[0] for p in pts})
-        ys = np.array([float(np.median([p[1] for p in pts if p[0] == r])) for r in rs])
+        rs = np.array([p[0] for p in pts])
+        ys = np.array([p[1] for p in pts])
+        err = np.array([[p[1] - p[2][0], p[2][1] - p[1]] if p[2] else [0.0, 0.0] for p in pts]).T
         over = ys > SHIFT_CLIP
         clipped += int(over.sum())
-        line, = ax.plot(rs, np.minimum(ys, SHIFT_CLIP), "-o", ms=3,
-                        label=name + (" (median over seeds)" if name in stacks else ""))
+        line = ax.errorbar(rs, np.minimum(ys, SHIFT_CLIP), yerr=np.clip(err, 0, None) * ~over,
+                           fmt="-o" if name in stacks else "--o",
+                           ms=3, capsize=2, label=name)
         if over.any():
-            ax.plot(np.asarray(rs)[over], [SHIFT_CLIP] * int(over.sum()), "^", ms=7, color=line.get_color())
+            ax.plot(rs[over], [SHIFT_CLIP] * int(over.sum()), "^", ms=7, color=line[0].get_color())
     ax.axhline(1.0, color="black", lw=0.8)
     ax.axvline(0.9, color="0.6", ls=":", lw=1)
-    ax.set_yscale("log")
-    ax.set_ylim(top=SHIFT_CLIP * 1.5)
-    ax.set_xlabel("spectral radius r of the test systems (trained at 0.9)")
-    ax.set_ylabel("MSE / MSE(Kalman filter)")
+    ax.set_ylim(0.9, SHIFT_CLIP * 1.05)
+    ax.set_xlabel("spectral radius r of the test systems (the stacks' own training radius 0.9: dotted)")
+    ax.set_ylabel("median squared error / the filter's")
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(f"spectral shift: setting a, lambda ~ U[-r, r]; axis clipped at {SHIFT_CLIP:g} x the filter "
-                 f"({clipped} point(s) above, triangles)", fontsize=8)
+    ax.set_title(f"spectral shift: setting a, lambda ~ U[-r, r]; medians (errors are heavy-tailed); axis clipped at "
+                 f"{SHIFT_CLIP:g} ({clipped} point(s) above, triangles)", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -529,43 +549,57 @@ def _shift_figure(plt, rows, path):
 
 
 def _depth_figure(plt, records, path):
-    """MSE / var(y_T) against T per depth and baseline, and against depth per T (depth)."""
+    """Median squared error over the filter's against T, per depth of trained stacks (mean
+    over seeds, t-interval bars) and per reference (the construction at the stacks' depths
+    and at L(T), the one-layer optimum, least squares, the best AR(2) of each system); and
+    against depth per T (depth).  A linear axis clipped at :data:`SHIFT_CLIP` (triangles on
+    the edge; a fixed-depth construction diverges on some sequences)."""
     pts: dict = {}
-    names = {"least-squares": "in-context least squares AR(2)",
-             "best-ar2-of-the-system": "best AR(2) predictor of each system"}
     depth_of = {}
-    for r in _records(records, "depth", "mse-over-var"):
+    for r in _records(records, "depth", "trained-median-error", "reference-median-error"):
         c = _coords(r)
-        name = f"L={c['layers']} (mean over seeds)" if c.get("layers") is not None else names[c["variant"]]
-        depth_of[name] = c.get("layers")
+        if c.get("layers") is not None and r["check"] == "trained-median-error":
+            name = f"trained L={c['layers']} (mean over seeds)"
+            depth_of[name] = c["layers"]
+        else:
+            name = (c.get("variant") or "").replace("-", " ")
+            depth_of[name] = None
         iv = r.get("interval")
         pts.setdefault(name, []).append((c["T"], float(r["measured"]), tuple(iv) if iv else None))
     if not pts:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 4.0))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(14, 4.2))
+    clipped = 0
     for name, p in sorted(pts.items()):
         p.sort(key=lambda x: x[0])
+        ys = np.array([x[1] for x in p])
+        over = ys > SHIFT_CLIP
+        clipped += int(over.sum())
         err = np.array([[x[1] - x[2][0], x[2][1] - x[1]] if x[2] else [0.0, 0.0] for x in p]).T
-        a1.errorbar([x[0] for x in p], [x[1] for x in p], yerr=np.clip(err, 0, None), fmt="-o", ms=3,
-                    capsize=2, label=name)
+        line = a1.errorbar([x[0] for x in p], np.minimum(ys, SHIFT_CLIP), yerr=np.clip(err, 0, None) * ~over,
+                           fmt="-o" if depth_of[name] is not None else "--.", ms=3, capsize=2, label=name)
+        if over.any():
+            a1.plot(np.array([x[0] for x in p])[over], [SHIFT_CLIP] * int(over.sum()), "^", ms=7,
+                    color=line[0].get_color())
     a1.set_xscale("log")
     a1.set_xlabel("T")
-    has_iv = any(x[2] for p in pts.values() for x in p)
-    a1.set_ylabel("MSE / var(y_T)" + (" (bars: 95 % intervals)" if has_iv else " (no intervals recorded)"))
+    a1.axhline(1.0, color="black", lw=0.8)
+    a1.set_ylabel("median squared error / the filter's (bars: 95 % t intervals over seeds)")
     a1.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    a1.set_title("against T", fontsize=9)
+    a1.set_title(f"against T (axis clipped at {SHIFT_CLIP:g}: {clipped} point(s) above, triangles)", fontsize=8)
     Ts = sorted({x[0] for p in pts.values() for x in p})
     for T in Ts:
         depth = sorted((depth_of[n], v) for n, p in pts.items() if depth_of[n] is not None
                        for t, v, _ in p if t == T)
         if depth:
             a2.plot([d for d, _ in depth], [v for _, v in depth], "-o", ms=3, label=f"T = {T}")
-    a2.set_xlabel("depth L")
+    a2.set_xlabel("depth L of the trained stack")
     a2.set_xticks([1, 2, 4])
     a2.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    a2.set_title("against depth", fontsize=9)
-    fig.suptitle("depth: stacks of linear attention layers (s = 2, setting a)", fontsize=9)
+    a2.set_title("trained stacks against depth", fontsize=9)
+    fig.suptitle("depth: trained stacks of linear attention layers (s = 2, setting a, lambda ~ U[-0.9, 0.9]); "
+                 "medians -- the errors are heavy-tailed", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -674,8 +708,8 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
     """
     records = list(records)
     directory = Path(directory)
-    import matplotlib
-    matplotlib.use("Agg")
+    import matplotlib                   # the backend is chosen here, before pyplot loads, so that
+    matplotlib.use("Agg")               # importing this module leaves the caller's backend alone
     import matplotlib.pyplot as plt
 
     made = []
@@ -684,7 +718,7 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
     curve, trained = _kappa_data(records)
     seeds = _seed_rows(records)
     parity = _ratio_rows(records, "kalman-parity")
-    shift = _ratio_rows(records, "spectral-shift")
+    shift = _shift_rows(records)
     if banding or cosines or curve or trained or seeds or parity or shift:
         directory.mkdir(parents=True, exist_ok=True)
     if curve or trained:
@@ -713,9 +747,9 @@ def render_figures(records: Iterable[Mapping], directory) -> list[tuple[str, Pat
         made.append(("Kalman parity: MSE ratio to the filter against s, per method", directory / "kalman-parity.png"))
     if shift:
         _shift_figure(plt, shift, directory / "spectral-shift.png")
-        made.append(("spectral shift: MSE ratio to the filter against the radius", directory / "spectral-shift.png"))
+        made.append(("spectral shift: median error over the filter's against the test radius", directory / "spectral-shift.png"))
     if _depth_figure(plt, records, directory / "depth.png"):
-        made.append(("depth: MSE against T and against depth", directory / "depth.png"))
+        made.append(("depth: median error of the trained stacks against T and against depth", directory / "depth.png"))
     for setting, per_s in sorted(_basin_data(records).items()):
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / f"basins-{setting}.png"

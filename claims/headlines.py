@@ -28,6 +28,9 @@ WITHOUT_HEADLINE = ("training-sensitivity", "training-basins")
 
 _SYMMETRIC = ("a", "b", "c", "d")
 _WINDOWS = (2, 3, 4)
+#: the windows whose trained layers both profiles have (Profile.trained_windows): a headline
+#: names checks that every profile records
+_TRAINED_WINDOWS = (2, 4)
 
 
 @dataclass(frozen=True)
@@ -83,10 +86,10 @@ HEADLINES: tuple[Headline, ...] = (
              + _ids("banding", "optimum-in-a-class",
                     *({"setting": st, "s": s} for st in _SYMMETRIC for s in _WINDOWS))),
     Headline("banding",
-             "Trained AR(2)-AR(4) layers show the banded (checkerboard) pattern.",
+             "Trained AR(2) and AR(4) layers show the banded (checkerboard) pattern.",
              "Fig. 1, appendix Figs. 3-5",
              _ids("banding", "trained-out-of-class-share",
-                  *({"setting": st, "s": s} for st in _SYMMETRIC for s in _WINDOWS)),
+                  *({"setting": st, "s": s} for st in _SYMMETRIC for s in _TRAINED_WINDOWS)),
              trained=True),
     Headline("pcg-alignment",
              "The layer's prediction is w^T ybar_q with w of eq. 17, and two PCG steps span "
@@ -104,7 +107,7 @@ HEADLINES: tuple[Headline, ...] = (
              "Trained single layers predict on par with the Kalman filter (the paper's motivation).",
              "Sec. 1",
              _ids("kalman-parity", "trained-mse-ratio",
-                  *({"setting": st, "s": s} for st in _SYMMETRIC for s in (1, 2, 3, 4))),
+                  *({"setting": st, "s": s} for st in _SYMMETRIC for s in (1, *_TRAINED_WINDOWS))),
              trained=True),
     Headline("improper-learning",
              "The best AR(s) predictor's excess over the filter decays like rho(L)^(2s).",
@@ -127,10 +130,12 @@ HEADLINES: tuple[Headline, ...] = (
              + _ids("depth", "iid-limit-excess", {"setting": "iid", "s": 2, "layers": 1})
              + _ids("depth", "iid-excess-vanishes", {"setting": "iid", "s": 2, "layers": 1})),
     Headline("spectral-shift",
-             "Tested outside the training radius, the filter stays the reference every method is "
-             "measured against.",
+             "Widening the training range (radius 0.9 to 1.0) lowers a layer's typical error outside "
+             "it and costs little inside it (our operationalisation; 5 % is our factor).",
              "the second seed's advice (its summary of Cole et al.), not a theorem",
-             _ids("spectral-shift", "filter-lower-bound", {"setting": "a", "radius": "0.9-1.05"})),
+             _ids("spectral-shift", "gain-outside", *({"setting": "a", "layers": 1, "radius": r} for r in (1.0, 1.05)))
+             + _ids("spectral-shift", "cost-inside", {"setting": "a", "layers": 1, "radius": 0.9}),
+             trained=True),
 )
 
 

@@ -29,12 +29,19 @@ stacks), and no per-run standard error where the old record kept none (kalman-pa
 """
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import re
+import sys
+from pathlib import Path
 from typing import Callable, Mapping
 
 from claims import runs as run_ids
 from claims.records import RECORD_FIELDS, Coords, check_id, run_entries
+from claims.report import SCHEMA, inconclusive_summary
+from models.files import atomic_write_text
+from theory.jsonvalues import dumps
 
 __all__ = ["LEGACY_SCHEMA", "upgrade_record", "upgrade_report"]
 
@@ -237,7 +244,7 @@ def _shift_row(r: Mapping) -> tuple:
     m = re.fullmatch(r"L=(\d+) seed (\d+)", name)
     if m:
         L, i = int(m.group(1)), int(m.group(2))
-        return "mse-ratio", {**coords, "layers": L, "seed": i}, [run_ids.shift_run(L, r["stack_batch"], i)]
+        return "mse-ratio", {**coords, "layers": L, "seed": i}, [run_ids.shift_run(L, run_ids.TRAIN_RADIUS, r["stack_batch"], i)]
     variant = {"in-context least squares AR(2)": "least-squares-ar2", "N4SID": "n4sid",
                "Kalman filter (true system)": "kalman-true-system"}[name]
     return "mse-ratio", {**coords, "variant": variant}, None
@@ -279,8 +286,6 @@ def upgrade_report(report: Mapping) -> dict:
     summary's list of inconclusive checks rebuilt from them; a schema 4 report unchanged."""
     if report.get("schema") != LEGACY_SCHEMA:
         return dict(report)
-    from claims.report import SCHEMA, inconclusive_summary
-
     out = dict(report)
     out["schema"] = SCHEMA
     batch = (report.get("profile") or {}).get("stack_batch")
@@ -293,13 +298,6 @@ def upgrade_report(report: Mapping) -> dict:
 def main(argv=None) -> int:
     """``python -m claims.legacy REPORT.json [...]``: rewrite schema 3 reports in place as
     schema 4 (how docs/results/*.json were converted); a schema 4 file is left as it is."""
-    import argparse
-    import json
-    import sys
-    from pathlib import Path
-
-    from models.files import atomic_write_text
-
     p = argparse.ArgumentParser(prog="python -m claims.legacy",
                                 description="Convert claims.json reports of schema 3 to schema 4 in place.")
     p.add_argument("reports", nargs="+", metavar="REPORT.json")
@@ -319,7 +317,7 @@ def main(argv=None) -> int:
         except (KeyError, ValueError, TypeError, IndexError) as exc:
             print(f"claims.legacy: {name}: {exc}", file=sys.stderr)
             return 2
-        atomic_write_text(path, json.dumps(new, indent=2, allow_nan=False) + "\n")
+        atomic_write_text(path, dumps(new, indent=2) + "\n")
         print(f"{name}: schema {LEGACY_SCHEMA} -> {new['schema']}, {len(new['records'])} records")
     return 0
 

@@ -35,6 +35,12 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
+import scipy
+import torch
+from filelock import FileLock
+
+from models.cache import default_cache_dir
+from models.fingerprint import source_digest
 
 __all__ = ["key_of", "memoized", "memo_dir"]
 
@@ -64,10 +70,6 @@ def _feed(h, x) -> None:
 def key_of(name: str, inputs, code_entries: Iterable[str]) -> str:
     """sha256 (hex) of ``name``, ``inputs``, the source digest of each of ``code_entries``
     (module names) and the numeric packages' versions."""
-    import scipy
-    import torch
-
-    from models.fingerprint import source_digest
     h = hashlib.sha256()
     _feed(h, [name, inputs, [(e, source_digest(entry=e)) for e in code_entries],
               [np.__version__, scipy.__version__, torch.__version__]])
@@ -75,14 +77,11 @@ def key_of(name: str, inputs, code_entries: Iterable[str]) -> str:
 
 
 def memo_dir() -> Path:
-    from models.cache import default_cache_dir
     return default_cache_dir() / "memo"
 
 
 def memoized(name: str, inputs, code_entries: Iterable[str], compute: Callable[[], object]):
     """``compute()``, or the value a process computed before for the same key (module doc)."""
-    from filelock import FileLock
-
     key = key_of(name, inputs, tuple(code_entries))
     folder = memo_dir()
     path = folder / f"{name}-{key[:32]}.pkl"

@@ -75,6 +75,12 @@ class Profile:
         :meth:`as_dict`).
     coef_rel_tol : tolerance of the trained-model checks (1 %, relative): the project's,
         not the paper's (docs/settings.md, "Tolerances"); the same in every profile.
+    trained_windows : the windows s >= 2 whose AR(s) layers are trained (banding,
+        training-basins, kalman-parity; pcg-alignment reads s = 4, always among them):
+        (2, 4) quick, (2, 3, 4) paper -- the quick profile leaves s = 3 (15 runs, a fifth of
+        its training) to the paper profile; the exact checks of s = 3 run in both.
+    shift_depths : the depths L of the spectral-shift claim's stacks: (1,) quick, (1, 4)
+        paper (each depth trains 3 radii x 3 seeds; docs/running.md, "Where the time goes").
     depth_stacks : whether the depth claim trains its grid of stacks (3 depths x 4 T x 3
         seeds = 36 runs, a third of the quick profile's training); their rows are reported,
         with no verdict (claims/test_depth.py), so the quick profile leaves them to the
@@ -94,6 +100,8 @@ class Profile:
     multistart: int
     twins: int
     coef_rel_tol: float
+    trained_windows: tuple
+    shift_depths: tuple
     depth_stacks: bool
     run: RunOptions = dataclasses.field(default=RunOptions(), compare=False)
 
@@ -105,6 +113,12 @@ class Profile:
                 v = getattr(self, f.name)
                 if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                     raise ValueError(f"Profile.{f.name} must be a positive int, got {v!r}")
+        for name, allowed in (("trained_windows", (2, 3, 4)), ("shift_depths", (1, 4))):
+            v = getattr(self, name)
+            if not isinstance(v, tuple) or not v or any(x not in allowed for x in v) or list(v) != sorted(set(v)):
+                raise ValueError(f"Profile.{name} must be a non-empty increasing tuple of {allowed}, got {v!r}")
+        if 4 not in self.trained_windows:
+            raise ValueError(f"Profile.trained_windows must hold 4 (the PCG claim's window), got {self.trained_windows!r}")
         if not isinstance(self.depth_stacks, bool):
             raise ValueError(f"Profile.depth_stacks must be a bool, got {self.depth_stacks!r}")
         tol = self.coef_rel_tol
@@ -123,8 +137,9 @@ class Profile:
 QUICK = Profile(
     name="quick",
     description=("CI budget: the paper's training protocol (8000 x 3000, the paper's 3 seeds), "
-                 "fewer Monte Carlo samples, hypothesis examples and restarts, the depth grid's "
-                 "trained stacks (reported rows) left to the paper profile; the project's tolerances"),
+                 "fewer Monte Carlo samples, hypothesis examples and restarts; the trained AR(3) layers, "
+                 "the depth grid's trained stacks and the spectral shift's 4-layer stacks left to the "
+                 "paper profile; the project's tolerances"),
     train_steps=8000,
     train_batch=3000,
     stack_batch=1000,
@@ -136,6 +151,8 @@ QUICK = Profile(
     multistart=8,
     twins=64,
     coef_rel_tol=0.01,
+    trained_windows=(2, 4),
+    shift_depths=(1,),
     depth_stacks=False,
 )
 
@@ -156,6 +173,8 @@ PAPER = Profile(
     multistart=64,
     twins=512,
     coef_rel_tol=0.01,
+    trained_windows=(2, 3, 4),
+    shift_depths=(1, 4),
     depth_stacks=True,
 )
 

@@ -112,6 +112,8 @@ from typing import Any, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
+from claims import stats
+from claims.basins import BasinSplit, record_fields
 from claims.display import format_basis, format_criterion, format_interval, format_value
 
 __all__ = [
@@ -560,8 +562,6 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
     ``test``, ``order``, ``profile``, ``outcome`` and ``xfail_reason`` are ``None`` here;
     :class:`ClaimRecorder` and the plugin fill them in.
     """
-    from claims import stats
-
     if not isinstance(claim, str) or not _CLAIM_ID.match(claim):
         raise ValueError(f"claim must be a lower-case id such as 'ar1-optimum' "
                          f"(letters, digits, '.', '_', '-'), got {claim!r}")
@@ -603,8 +603,6 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
             raise ValueError(f"tolerance of 'abs<=' must be >= 0, got {t!r}")
     basin_field = basin_verdict = None
     if basins is not None:
-        from claims.basins import BasinSplit, record_fields
-
         if not isinstance(basins, BasinSplit):
             raise ValueError(f"basins must be a claims.basins.BasinSplit, got {type(basins).__name__}")
         if (runs is None or run_values is None or not isinstance(runs, (list, tuple))

@@ -8,7 +8,8 @@ criterion and whose tolerance it is, the verdict and the expectation.  After the
 the number of interval checks with the number of chance disagreements expected at 95 %
 (0.05 per interval), and every inconclusive check by name with what would decide it
 (claims/stats.py).  In the JSON file non-finite floats are written as the strings
-``"NaN"``, ``"Infinity"``, ``"-Infinity"`` so that the file is strict JSON.
+``"NaN"``, ``"Infinity"``, ``"-Infinity"`` so that the file is strict JSON (the project's
+one policy, theory/jsonvalues.py).
 ``python -m claims.compare`` compares two such JSON files.
 
 >>> from claims.records import make_record
@@ -20,18 +21,22 @@ the number of interval checks with the number of chance disagreements expected a
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from html import escape as html_escape
-import math
 import os
+import platform
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from claims.collect import sort_records
+from claims.figures import render_figures
+from claims.html import render_html
 from claims.display import format_basis, format_criterion, format_interval, format_value
 from claims.records import Coords
 from claims.stats import LEVEL
 from models.files import atomic_write_text
+from theory.jsonvalues import dumps
 
 __all__ = ["SCHEMA", "inconclusive_summary", "summarize", "summary_lines", "interval_lines", "inconclusive_lines",
            "render_terminal", "render_markdown", "report_payload", "write_reports", "render_report",
@@ -287,21 +292,9 @@ def render_markdown(records: list[Mapping], profile: Mapping | None = None,
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def _json_safe(obj):
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
-    if isinstance(obj, dict):
-        return {k: _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    return obj
-
-
 def _cpu_model() -> str | None:
     """The CPU's model name with its family and model numbers (``/proc/cpuinfo`` on Linux;
     a virtual machine may report only a generic name), else ``platform.processor()``."""
-    import platform
-
     fields = {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -326,8 +319,6 @@ def environment(wall_seconds: float | None = None) -> dict:
     are reproducible bit for bit only on the same pair -- docs/settings.md, "Training"),
     cores, the versions of the numeric packages, the torch device (CUDA when available, as
     ``--device auto`` would pick it), and the run's wall time."""
-    import platform
-
     env = {"python": platform.python_version(), "platform": platform.platform(),
            "machine": platform.machine(), "cpu": _cpu_model(), "cpu_count": os.cpu_count()}
     for name in ("torch", "numpy", "scipy", "sympy", "mpmath", "hypothesis", "matplotlib"):
@@ -336,7 +327,7 @@ def environment(wall_seconds: float | None = None) -> dict:
         except (ImportError, AttributeError):
             env[name] = None
     try:
-        import torch
+        import torch      # about 2.5 s of start-up: only a run's environment needs it, not rendering
         env["device"] = (f"cuda ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available()
                          else "cpu")
         env["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
@@ -356,9 +347,6 @@ def provenance(profile: str | None = None, run: Mapping | None = None, argv=None
     >>> provenance("paper", {"hypothesis_draws": "random"}, argv=["pytest"], root="/")["command"]
     'pytest claims -n auto --profile paper --claims-random'
     """
-    import subprocess
-    import sys
-
     root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
 
     def git(*args):
@@ -434,7 +422,7 @@ def write_reports(records: list[Mapping], directory: str | os.PathLike,
     payload = report_payload(records, profile, generated or _now(), run, environment, provenance)
     directory = Path(directory)
     j = atomic_write_text(directory / "claims.json",
-                          json.dumps(_json_safe(payload), indent=2, allow_nan=False) + "\n")
+                          dumps(payload, indent=2) + "\n")
     return j, render_report(payload, directory)["md"]
 
 
@@ -448,12 +436,9 @@ def render_report(payload: Mapping, directory: str | os.PathLike) -> dict:
     the pages are still written and say why there are no figures.  Returns the paths
     ``{"md", "html", "figures"}``.
     """
-    from claims.html import render_html
-
     directory = Path(directory)
     records = list(payload.get("records", []))
     try:
-        from claims.figures import render_figures
         drawn = render_figures(records, directory / "figures")
         figures = [(title, p.relative_to(directory)) for title, p in drawn]
         missing = None

@@ -7,7 +7,7 @@ never the cache key, so the same id names the same configuration wherever it is 
 * ``ar1/<setting>/seed=<i>``                    an AR(1) layer of the paper's protocol;
 * ``ars/<setting>/s=<s>/seed=<i>``              an AR(s) layer, s >= 2 (lr and betas below);
 * ``depth/L=<L>/T=<T>/batch=<b>/seed=<i>``      a stack of the depth claim;
-* ``shift/L=<L>/batch=<b>/seed=<i>``            a stack of the spectral-shift claim;
+* ``shift/L=<L>/r=<r>/batch=<b>/seed=<i>``      a stack of the spectral-shift claim, trained at radius r;
 * ``sensitivity/<setting>/<variant>/seed=<i>``  an AR(1) run with one training choice changed.
 
 The single layers' seed i is the same run in both profiles (the paper profile's first
@@ -25,13 +25,19 @@ quick, 1500 paper), carry their batch in the id.  From an id:
 
 The learning rates and betas are the project's choices (the paper gives one protocol for
 AR(1), docs/math.md section 2): AR(s) runs train at :data:`ARS_LR` with betas
-:data:`ARS_BETAS` (docs/notes.md, "Learning rate and betas for s >= 2"); stacks at
-:data:`STACK_LR`: at 3e-2 a stack of 4 layers diverged within 500 steps, 1e-2 spiked to a
-loss of 66 before recovering, 3e-3 trained every depth smoothly (docs/notes.md, "Stacks").
+:data:`ARS_BETAS` (docs/notes.md, "Learning rate and betas for s >= 2"); a stack of L
+layers at :data:`STACK_LR` [L], chosen per depth on held-out MSE by a scan of its own
+(docs/notes.md, "Stacks: learning rate per depth"; docs/scans/stack_lr.py), never on a
+claim's metric.  Every stack trains on eigenvalues in [-0.9, 0.9] (:data:`TRAIN_RADIUS`,
+the depth construction's law, claims/test_depth.py), except the spectral-shift claim's
+wider and narrower trainings (:data:`SHIFT_RADII`).
+
+Which windows and depths a profile trains is the profile's (claims/profiles.py,
+``trained_windows``, ``shift_depths``); the ids are the same in both.
 
 >>> from claims.profiles import QUICK
->>> ars_run("d", 4, 2).run, shift_run(1, 1000, 0).run
-('ars/d/s=4/seed=2', 'shift/L=1/batch=1000/seed=0')
+>>> ars_run("d", 4, 2).run, shift_run(1, 1.0, 1000, 0).run
+('ars/d/s=4/seed=2', 'shift/L=1/r=1/batch=1000/seed=0')
 >>> c = config_for("ars/a/s=4/seed=0", QUICK)
 >>> (c.setting, c.s, c.lr, c.betas, c.steps, c.batch), c == ars_config("a", 4, 0, QUICK)
 (('a', 4, 0.03, (0.9, 0.99), 8000, 3000), True)
@@ -50,7 +56,7 @@ from claims.seeds import seed_for
 from models.cache import train_cached
 from models.config import TrainConfig
 
-__all__ = ["RunRef", "ar1_run", "ars_run", "trained_layer_run", "depth_run", "depth_group", "shift_run",
+__all__ = ["RunRef", "ar1_run", "ars_run", "trained_layer_run", "depth_run", "depth_group", "shift_run", "shift_pair",
            "sensitivity_run", "ar1_config", "ars_config", "depth_config", "shift_config",
            "sensitivity_config", "config_for", "trained", "claim_runs", "CLAIM_RUNS",
            "AR1_SETTINGS", "ARS_SETTINGS", "WINDOWS", "ARS_LR", "ARS_BETAS", "STACK_S", "DEPTHS",
@@ -76,13 +82,17 @@ ARS_LR = 3e-2
 ARS_BETAS = (0.9, 0.99)
 
 #: the stacks (setting a, window STACK_S): the depth claim's grid and the spectral-shift
-#: claim's depths, trained at TRAIN_RADIUS; STACK_SEEDS seeds in both profiles (the paper's 3).
+#: claim's depths (the paper profile's; the quick profile trains Profile.shift_depths),
+#: trained at TRAIN_RADIUS; STACK_SEEDS seeds in both profiles (the paper's 3).
 STACK_S = 2
 DEPTHS = (1, 2, 4)
 DEPTH_T = (10, 20, 40, 80)
 SHIFT_DEPTHS = (1, 4)
 TRAIN_RADIUS = 0.9
-STACK_LR = 3e-3
+#: the spectral-shift claim's training radii: the narrower control, the stacks' own, the wider
+SHIFT_RADII = (0.5, TRAIN_RADIUS, 1.0)
+#: peak learning rate of a stack of L layers (module doc)
+STACK_LR = {1: 1e-2, 2: 1e-2, 4: 1e-2}
 STACK_BETAS = (0.9, 0.99)
 STACK_SEEDS = 3
 
@@ -135,9 +145,17 @@ def depth_group(layers: int, Ts: Iterable[int], batch: int, seed_index: int) -> 
                   seed_index)
 
 
-def shift_run(layers: int, batch: int, seed_index: int) -> RunRef:
-    """A stack of the spectral-shift claim (:func:`shift_config`)."""
-    return RunRef(f"shift/L={layers}/batch={batch}/seed={seed_index}", seed_index)
+def shift_run(layers: int, radius: float, batch: int, seed_index: int) -> RunRef:
+    """A stack of the spectral-shift claim trained at ``radius`` (:func:`shift_config`)."""
+    return RunRef(f"shift/L={layers}/r={radius:g}/batch={batch}/seed={seed_index}", seed_index)
+
+
+def shift_pair(layers: int, radii: tuple, batch: int, seed_index: int) -> RunRef:
+    """Two spectral-shift stacks of one depth and seed index trained at two radii, read
+    together by one value (a ratio of their errors); not a run of its own (as
+    :func:`depth_group`; :func:`config_for` refuses it)."""
+    return RunRef(f"shift/L={layers}/r={'+'.join(f'{r:g}' for r in radii)}/batch={batch}/seed={seed_index}",
+                  seed_index)
 
 
 def sensitivity_run(setting: str, variant: str, seed_index: int) -> RunRef:
@@ -160,16 +178,19 @@ def ars_config(setting: str, s: int, seed_index: int, profile) -> TrainConfig:
 
 def depth_config(layers: int, T: int, seed_index: int, profile) -> TrainConfig:
     """A stack of the depth grid: setting a, window STACK_S, horizon T, the profile's stack batch."""
-    return TrainConfig(setting="a", s=STACK_S, T=T, layers=layers, steps=profile.train_steps,
-                       batch=profile.stack_batch, lr=STACK_LR, betas=STACK_BETAS,
+    return TrainConfig(setting="a", s=STACK_S, T=T, layers=layers, radius=TRAIN_RADIUS, steps=profile.train_steps,
+                       batch=profile.stack_batch, lr=STACK_LR[layers], betas=STACK_BETAS,
                        seed=seed_for(DEPTH_NAMESPACE, layers, T, seed_index))
 
 
-def shift_config(layers: int, seed_index: int, profile) -> TrainConfig:
-    """A stack of the spectral-shift claim: as the depth grid at T = 30, systems of radius TRAIN_RADIUS."""
-    return TrainConfig(setting="a", s=STACK_S, layers=layers, radius=TRAIN_RADIUS, steps=profile.train_steps,
-                       batch=profile.stack_batch, lr=STACK_LR, betas=STACK_BETAS,
-                       seed=seed_for(SHIFT_NAMESPACE, layers, seed_index))
+def shift_config(layers: int, radius: float, seed_index: int, profile) -> TrainConfig:
+    """A stack of the spectral-shift claim: as the depth grid at T = 30, systems of ``radius``
+    (one of SHIFT_RADII); the seed of the run at TRAIN_RADIUS is the one it had before the
+    claim trained other radii, so that each radius starts from its own seed."""
+    key = (layers, seed_index) if radius == TRAIN_RADIUS else (layers, radius, seed_index)
+    return TrainConfig(setting="a", s=STACK_S, layers=layers, radius=radius, steps=profile.train_steps,
+                       batch=profile.stack_batch, lr=STACK_LR[layers], betas=STACK_BETAS,
+                       seed=seed_for(SHIFT_NAMESPACE, *key))
 
 
 def sensitivity_config(setting: str, variant: str, seed_index: int, profile) -> TrainConfig:
@@ -195,6 +216,9 @@ def _ar1(m, p):
 def _ars(m, p):
     _one_of("an AR(s) layer of setting", m["setting"], ARS_SETTINGS)
     _one_of("an AR(s) layer of window s =", int(m[2]), WINDOWS)
+    if int(m[2]) not in p.trained_windows:
+        raise ValueError(f"window s = {m[2]} is not trained in the {p.name} profile "
+                         f"(it trains s in {list(p.trained_windows)})")
     return ars_config(m["setting"], int(m[2]), int(m[3]), p)
 
 
@@ -205,8 +229,10 @@ def _depth(m, p):
 
 
 def _shift(m, p):
-    _one_of("a spectral-shift stack of L =", int(m[1]), SHIFT_DEPTHS)
-    return _stack(shift_config(int(m[1]), int(m[3]), p), int(m[2]), p)
+    _one_of("a spectral-shift stack of L =", int(m[1]), p.shift_depths)
+    radius = {f"{r:g}": r for r in SHIFT_RADII}.get(m["radius"])
+    _one_of("a spectral-shift stack of radius r =", m["radius"] if radius is None else radius, SHIFT_RADII)
+    return _stack(shift_config(int(m[1]), radius, int(m[4]), p), int(m[3]), p)
 
 
 def _sensitivity(m, p):
@@ -218,7 +244,7 @@ _PATTERNS: list[tuple[re.Pattern, Callable]] = [
     (re.compile(rf"ar1/(?P<setting>[a-z]+)/seed={_INT}"), _ar1),
     (re.compile(rf"ars/(?P<setting>[a-z]+)/s={_INT}/seed={_INT}"), _ars),
     (re.compile(rf"depth/L={_INT}/T={_INT}/batch={_INT}/seed={_INT}"), _depth),
-    (re.compile(rf"shift/L={_INT}/batch={_INT}/seed={_INT}"), _shift),
+    (re.compile(rf"shift/L={_INT}/r=(?P<radius>[0-9.]+)/batch={_INT}/seed={_INT}"), _shift),
     (re.compile(rf"sensitivity/(?P<setting>[a-z]+)/(?P<variant>[^/]+)/seed={_INT}"), _sensitivity),
 ]
 
@@ -268,16 +294,17 @@ def _seeds(profile) -> range:
 CLAIM_RUNS: dict[str, Callable] = {
     "ar1-optimum": lambda p: [ar1_run(st, i) for st in AR1_SETTINGS for i in _seeds(p)],
     "gd-equivalence": lambda p: [ar1_run(st, i) for st in AR1_SETTINGS for i in _seeds(p)],
-    "banding": lambda p: [ars_run(st, s, i) for st in ARS_SETTINGS for s in WINDOWS for i in _seeds(p)],
+    "banding": lambda p: [ars_run(st, s, i) for st in ARS_SETTINGS for s in p.trained_windows for i in _seeds(p)],
     "pcg-alignment": lambda p: [ars_run(st, PCG_S, i) for st in PCG_SETTINGS for i in _seeds(p)],
-    "training-basins": lambda p: [ars_run(st, s, i) for st in BASIN_SETTINGS for s in WINDOWS
+    "training-basins": lambda p: [ars_run(st, s, i) for st in BASIN_SETTINGS for s in p.trained_windows
                                   for i in _seeds(p)],
     "kalman-parity": lambda p: [trained_layer_run(st, s, i) for st in PARITY_SETTINGS
-                                for s in PARITY_WINDOWS for i in _seeds(p)],
+                                for s in PARITY_WINDOWS if s == 1 or s in p.trained_windows
+                                for i in _seeds(p)],
     "depth": lambda p: ([depth_run(L, T, p.stack_batch, i) for L in DEPTHS for T in DEPTH_T
                          for i in range(STACK_SEEDS)] if p.depth_stacks else []),
-    "spectral-shift": lambda p: [shift_run(L, p.stack_batch, i) for L in SHIFT_DEPTHS
-                                 for i in range(STACK_SEEDS)],
+    "spectral-shift": lambda p: [shift_run(L, r, p.stack_batch, i) for L in p.shift_depths
+                                 for r in SHIFT_RADII for i in range(STACK_SEEDS)],
     # the variants, then the AR(1) runs they are compared with (the baseline, read too)
     "training-sensitivity": lambda p: ([sensitivity_run(st, v, i) for st in SENSITIVITY_SETTINGS
                                         for v in SENSITIVITY_VARIANTS for i in range(SENSITIVITY_SEEDS)]

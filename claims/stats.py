@@ -33,6 +33,8 @@ from typing import Iterable
 import numpy as np
 from scipy import stats as _st
 
+from claims.display import format_value as fv
+
 __all__ = ["Z95", "LEVEL", "t_interval", "mc_interval", "seed_fields", "mc_fields",
            "bootstrap_fields", "widen_for_reference", "ratio_stderr",
            "interval_verdict", "holds_at", "distance_to_decision", "seeds_to_decide",
@@ -274,8 +276,6 @@ def decide_text(record: dict) -> str:
     seeds only narrow the share of runs in holding basins); an inconclusive one names each
     undecided basin with what would decide it.
     """
-    from claims.display import format_value as fv
-
     bf = record.get("basins")
     if bf and len(bf["verdicts"]) > 1:
         if record.get("verdict") == "mixed":

@@ -35,8 +35,6 @@ import scipy.optimize
 import sympy as sp
 
 from claims._ar1 import (
-    KNOWN_COEF_FAILURES,
-    KNOWN_ODD_FAILURES,
     coefficients,
     kappa_for,
     moments_for,
@@ -309,7 +307,7 @@ def _trained_summary(setting, profile):
     return kappa, co, details
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_COEF_FAILURES, AR1_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-coefficient/{st}", AR1_SETTINGS))
 def test_trained_layer_reaches_kappa(claim, profile, setting):
     """Trained AR(1) layers: b_2 W[1,1] + b_1 W[2,1] = kappa (signed per-seed errors).
 
@@ -334,7 +332,7 @@ def test_trained_layer_reaches_kappa(claim, profile, setting):
     ).check()
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_ODD_FAILURES, AR1_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-odd-share/{st}", AR1_SETTINGS))
 def test_trained_layer_has_no_odd_part(claim, profile, setting):
     """Trained AR(1) layers: the odd features carry < 1 % of the prediction (docs/math.md 5).
 

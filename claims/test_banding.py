@@ -87,6 +87,7 @@ def test_training_run(profile, setting, s, seed_index):
     is below the zero predictor's, v / 2."""
     if seed_index >= profile.n_seeds:
         pytest.skip(f"profile {profile.name} trains {profile.n_seeds} seed(s)")
+    _ars.require_trained_window(profile, s)
     run = trained(ars_run(setting, s, seed_index), profile)
     assert np.isfinite(run.final_loss) and np.isfinite(run.eval_loss)
     mom = _ars.moments_for(setting, s)
@@ -362,6 +363,7 @@ def run_banding(run, setting, s, profile) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _trained(setting, s, profile):
+    _ars.require_trained_window(profile, s)
     runs = [trained(ars_run(setting, s, i), profile) for i in range(profile.n_seeds)]
     per = [run_banding(r, setting, s, profile) for r in runs]
     mom = _ars.moments_for(setting, s)
@@ -386,29 +388,12 @@ def _trained_cells(settings) -> list:
     return [(st, s) for st in settings for s in WINDOWS]
 
 
-# Trained checks that do not reproduce (verdict "fails": every basin the runs reach fails,
-# docs/settings.md, "Verdicts by basin"), keyed (setting, s), per profile; only such checks
-# may be listed (claims/known.py).  The numbers are in the record (each basin's value and
-# interval), not here.  Never widen a tolerance instead.  Which basin a run reaches can
-# depend on the CPU (float32 rounding differs between instruction sets, docs/settings.md,
-# "Training"), so the quick entries are those measured on CI's machine: the CPU in the
-# environment of docs/results/quick.json.
-def _odd_reason(s):
-    return (f"not reproduced: every basin the trained AR({s}) layers reach has an odd share above "
-            "the 1 % tolerance (the record gives each basin's runs, value and interval)")
+# Trained checks that do not reproduce are listed by check_id in claims/known.py (the one
+# registry; their numbers are rendered from the published runs).
 
 
-KNOWN_SHARE_FAILURES: dict[tuple, str] = {}
-KNOWN_ODD_FAILURES: dict[tuple, dict] = {
-    key: {profile: _odd_reason(key[1]) for profile in profiles}
-    for key, profiles in {
-        ("a", 4): ("quick",), ("b", 3): ("quick",), ("b", 4): ("quick", "paper"),
-        ("d", 2): ("quick",), ("d", 3): ("quick",), ("d", 4): ("quick",),
-    }.items()
-}
-
-
-@pytest.mark.parametrize("setting, s", known_params(KNOWN_SHARE_FAILURES, _trained_cells(ARS_SETTINGS)))
+@pytest.mark.parametrize("setting, s", known_params(lambda st, s: f"{CLAIM}/trained-out-of-class-share/{st}/s={s}",
+                                                    _trained_cells(ARS_SETTINGS)))
 def test_trained_layers_are_banded(claim, profile, setting, s):
     """Trained AR(s) layers: the out-of-class share of each run (nearer class, canonical
     gauge), the mean over seeds with its Student-t interval; the Jaccard distance and the
@@ -460,7 +445,8 @@ def basin_note(rb) -> str:
         f"(at {', '.join(f'{100 * e:+.2g}' for _, e in v)} % of it)" for b, v in by.items())
 
 
-@pytest.mark.parametrize("setting, s", known_params(KNOWN_ODD_FAILURES, _trained_cells(("a", "b", "c", "d"))))
+@pytest.mark.parametrize("setting, s", known_params(lambda st, s: f"{CLAIM}/trained-odd-share/{st}/s={s}",
+                                                    _trained_cells(("a", "b", "c", "d"))))
 def test_trained_layers_have_no_odd_part(claim, profile, setting, s):
     """Trained AR(s) layers: the odd features carry < 1 % of the prediction (the odd share,
     loss-equivalent, as for s = 1), mean over seeds with its Student-t interval; the odd

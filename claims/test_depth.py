@@ -52,9 +52,16 @@ prediction from the whole past (theory.stationary.simulate_with_filter).
    the excess at T = 10, are at most 0.05 -- it vanishes, where the LDS limit (check 3)
    does not.  Control: the weights optimal at T = 10 held fixed.
 
-Reported, no claim about the theorem: the trained stacks of depth 1, 2, 4 at T = 10 ... 80
-(claims/runs.py; the paper trains no stack) -- their held-out MSE table and how
-heavy-tailed their late training loss is.
+**Trained stacks** (the paper profile; what training finds, a different question from the
+theorem's, reported as such): stacks of depth 1, 2, 4 at T = 10 ... 80 trained on the
+construction's eigenvalue law (lambda ~ U[-0.9, 0.9], x_0 ~ N(0, I); claims/runs.py: each
+depth at its own learning rate, chosen on held-out MSE, docs/notes.md), each reported
+against the construction at the same depth and at L(T), the one-layer population optimum
+of the same law and T (exact quadrature moments), least squares and the best AR(2) of
+each system, as median squared errors over the filter's (their errors are heavy-tailed:
+tail shares and 90 % quantiles beside them).  One verdict, the premise of the comparison:
+the one-layer stack trains to within 2 % of its own optimum (ours); control: its W_V
+scaled by 0.7.  And how heavy-tailed the late training loss is.
 """
 from __future__ import annotations
 
@@ -70,16 +77,17 @@ from claims import _lds
 from claims.runs import DEPTH_T, DEPTHS, STACK_S, STACK_SEEDS, depth_run, trained
 from claims.basins import clopper_pearson
 from claims.seeds import claim_settings, rng_for, seed_for
-from claims.stats import ratio_stderr
+from claims.stats import ratio_stderr, seed_fields
 from models.construction import construction_prediction
 from theory.ar import context_stats, ols_ar, predict_ar, query_features
 from theory.construction import richardson_prediction
 from theory.iid import iid_moments, optimal_half_mse
-from theory.kalman import ar_population_predictor
+from theory.kalman import ar_population_predictor, kalman_predict
 from theory.optimum import population_optimum
-from theory.population import PopulationMoments, beta_from_weights, gaussian_feature_moments
+from theory.population import PopulationMoments, beta_from_weights, gaussian_feature_moments, population_moments
 from theory.stationary import (best_ar, limit_excess, limit_moments, simulate_with_filter, stationary_family,
                                stationary_moments, toeplitz_covariance, window2_eigen_bounds)
+from theory.systems import LDSFamily
 
 CLAIM = "depth"
 REF_RATE = ("Cole, Zhao, Lu, Zhang (NeurIPS 2025), as summarised by the second seed: depth O(log T) "
@@ -495,44 +503,122 @@ def test_training_loss_tails(claim, profile, layers):
                           "late_fraction": LATE, "batch": profile.stack_batch})
 
 
+#: the trained one-layer stack is "trained well enough to be compared" when its population
+#: loss is within this factor of the one-layer optimum at the same T (ours)
+TRAINED_L1_FACTOR = 1.02
+#: the control: the trained one-layer stack with W_V scaled by this (a broken variant)
+L1_CONTROL_SCALE = 0.7
+#: a sequence's squared error beyond this multiple of the filter's MSE counts as a tail event (ours)
+TAIL_MULTIPLE = 10.0
+
+
+@functools.lru_cache(maxsize=None)
+def _one_layer_optimum(T: int, starts: int):
+    """The one-layer population optimum (window 2) on the trained stacks' law -- setting a,
+    lambda ~ U[-0.9, 0.9], x_0 ~ N(0, I), horizon T -- from the exact quadrature moments
+    (theory.coordinate maps its nodes to [-0.9, 0.9]): (moments, optimum)."""
+    mom = population_moments(LDSFamily("a", T=T, radius=RADIUS), S)
+    return mom, population_optimum(mom, seed_for(CLAIM, "stack-law-optimum", T), starts=max(8, starts))
+
+
 @functools.lru_cache(maxsize=None)
 def _grid(profile) -> dict:
-    """Per T (the trained stacks' data: setting a, x_0 ~ N(0, I), claims/runs.py): errors of
-    least squares, of the per-system AR(2) optimum, var(y_T), and per depth and seed the
-    stack's errors."""
+    """Per T, on held-out sequences of the trained stacks' law (setting a, radius 0.9,
+    x_0 ~ N(0, I), claims/runs.py): the squared errors of every trained stack, of the
+    construction at the stacks' depths and at L(T), of the one-layer optimum, of least
+    squares, of the best AR(2) of each system and of the Kalman filter."""
     out = {}
     for T in DEPTH_T:
-        systems, y = _lds.heldout_systems("a", profile.heldout_sequences, T)
+        systems, y = _lds.heldout_systems("a", profile.heldout_sequences, T, RADIUS)
         target, q = y[:, -1], query_features(y, S)
-        ls = predict_ar(ols_ar(y, S, ridge=1e-8), y, S)
-        w_pop, _ = ar_population_predictor(systems, T, S)
-        pop = np.einsum("ms,ms->m", w_pop, q)
-        row = {"err_ls": (ls - target) ** 2, "err_pop": (pop - target) ** 2, "var": float(target.var()),
-               "models": {}}
-        for L in DEPTHS:
-            row["models"][L] = [{"err": (_lds.predict(trained(depth_run(L, T, profile.stack_batch, i), profile), y)
-                                         - target) ** 2} for i in range(STACK_SEEDS)]
-        out[T] = row
+        mom, opt = _one_layer_optimum(T, profile.multistart)
+        refs = {"kalman": kalman_predict(systems, y).prediction,
+                "least-squares": predict_ar(ols_ar(y, S, ridge=1e-8), y, S),
+                "best-ar2-of-the-system": np.einsum("ms,ms->m", ar_population_predictor(systems, T, S)[0], q),
+                "one-layer-optimum": _lds.layer_prediction(opt.W_V, opt.W_QK, y)}
+        for L in sorted({*DEPTHS, depth_for(T)}):
+            with np.errstate(all="ignore"):
+                refs[f"construction-L={L}"] = construction_prediction(y, S, L, ETA)
+        errs = {k: (v - target) ** 2 for k, v in refs.items()}
+        models = {L: [(_lds.predict(trained(depth_run(L, T, profile.stack_batch, i), profile), y) - target) ** 2
+                      for i in range(STACK_SEEDS)] for L in DEPTHS}
+        out[T] = {"refs": errs, "models": models, "moments": mom, "optimum": opt}
     return out
 
 
+def _median_ratio(err, kf) -> float:
+    """The median squared error over the filter's (non-finite errors count as +inf)."""
+    return float(np.median(np.where(np.isfinite(err), err, np.inf)) / np.median(kf))
+
+
+def _tail_share(err, kf) -> float:
+    return float(np.mean(~np.isfinite(err) | (err > TAIL_MULTIPLE * kf.mean())))
+
+
 @pytest.mark.parametrize("T", DEPTH_T)
-def test_depth_trend(claim, profile, T):
-    """Reported: MSE at this T of every depth (seed mean), of least squares, of the per-system
-    AR(2) optimum, in units of var(y_T)."""
+def test_trained_stacks_against_the_construction_and_the_one_layer_optimum(claim, profile, T):
+    """Reported (what training finds, not the theorem): at this T, the median squared
+    error over the filter's of each depth's trained stacks (mean over seeds, t interval,
+    with the tail share -- sequences beyond 10 x the filter's MSE -- and the 90 % quantile),
+    of the construction at the same depths and at L(T), of the one-layer optimum, of least
+    squares and of the best AR(2) of each system.  Medians: a stack's error is a
+    polynomial of degree 3^L in the observations, so heavy-tailed that a mean over 2e4
+    sequences would be a typical-case figure anyway (:func:`test_training_loss_tails`)."""
     _needs_stacks(profile)
     row = _grid(profile)[T]
-    cells = []
+    kf = row["refs"]["kalman"]
     for L in DEPTHS:
-        per_seed = [float(m["err"].mean()) / row["var"] for m in row["models"][L]]
-        runs = {"runs": [depth_run(L, T, profile.stack_batch, i) for i in range(len(per_seed))],
-                "run_values": per_seed}
-        cells.append(({"layers": L, **runs}, f"L={L} (mean over seeds)",
-                      float(np.mean([m["err"].mean() for m in row["models"][L]]))))
-    cells += [({"variant": "least-squares"}, "in-context least squares AR(2)", float(row["err_ls"].mean())),
-              ({"variant": "best-ar2-of-the-system"}, "best AR(2) predictor of each system",
-               float(row["err_pop"].mean()))]
-    for where, name, mse in cells:
-        claim.record(claim=CLAIM, check="mse-over-var", setting="a", s=S, T=T, **where, paper_ref=REF_TRAINED,
-                     label=f"MSE / var(y_T): {name}", measured=mse / row["var"], kind="reported",
-                     details={"mse": mse, "var": row["var"]})
+        per = [_median_ratio(e, kf) for e in row["models"][L]]
+        claim.record(claim=CLAIM, check="trained-median-error", setting="a", s=S, T=T, layers=L, radius=RADIUS,
+                     paper_ref=REF_TRAINED, label=f"median squared error / the filter's: trained stacks, L = {L}",
+                     runs=[depth_run(L, T, profile.stack_batch, i) for i in range(STACK_SEEDS)],
+                     kind="reported", **seed_fields(per),
+                     details={"tail_share_per_seed": [_tail_share(e, kf) for e in row["models"][L]],
+                              "tail_multiple_of_filter_mse": TAIL_MULTIPLE,
+                              "q90_ratio_per_seed": [float(np.quantile(e, 0.9) / np.quantile(kf, 0.9))
+                                                     for e in row["models"][L]],
+                              "over_one_layer_optimum_per_seed": [
+                                  v / _median_ratio(row["refs"]["one-layer-optimum"], kf) for v in per],
+                              "lr": float(trained(depth_run(L, T, profile.stack_batch, 0), profile).config.lr)})
+    for name, err in row["refs"].items():
+        if name == "kalman":
+            continue
+        L = int(name.split("=")[1]) if name.startswith("construction-L=") else None
+        claim.record(claim=CLAIM, check="reference-median-error", setting="a", s=S, T=T, radius=RADIUS,
+                     variant=name, paper_ref=REF_TRAINED,
+                     label=f"median squared error / the filter's: {name.replace('-', ' ')}"
+                           + (" (L(T))" if L == depth_for(T) else ""),
+                     measured=_median_ratio(err, kf), kind="reported",
+                     details={"tail_share": _tail_share(err, kf), "non_finite": int((~np.isfinite(err)).sum())})
+    claim.check_all()
+
+
+def test_one_layer_stack_trains_to_its_optimum(claim, profile):
+    """The one-layer stack against its own population optimum at each T (training quality,
+    the premise of comparing stacks): (L(theta_trained) / L*) per seed, exact quadrature
+    moments of the stacks' law, the worst T's seed mean with its t interval <= 1.02
+    (ours).  Control: the same runs with W_V scaled by 0.7 (a broken variant)."""
+    _needs_stacks(profile)
+    worst = {}
+    for variant, scale in ((None, 1.0), (f"W_V-x{L1_CONTROL_SCALE:g}", L1_CONTROL_SCALE)):
+        per_T = {}
+        for T in DEPTH_T:
+            mom, opt = _one_layer_optimum(T, profile.multistart)
+            ratios = []
+            for i in range(STACK_SEEDS):
+                run = trained(depth_run(1, T, profile.stack_batch, i), profile)
+                W_V = np.asarray(run.W_V)[0] if np.ndim(run.W_V) == 3 else np.asarray(run.W_V)
+                W_QK = np.asarray(run.W_QK)[0] if np.ndim(run.W_QK) == 3 else np.asarray(run.W_QK)
+                ratios.append(float(mom.loss(beta_from_weights(scale * W_V, W_QK)) / opt.loss))
+            per_T[T] = ratios
+        T_worst = max(per_T, key=lambda T: np.mean(per_T[T]))
+        worst[variant] = (T_worst, per_T)
+        claim.record(claim=CLAIM, check="one-layer-stack-over-its-optimum", setting="a", s=S, layers=1,
+                     radius=RADIUS, variant=variant, paper_ref=REF_TRAINED,
+                     label=(f"L(theta_trained) / L* of the one-layer stack at the worst T (T = {T_worst})"
+                            + ("" if variant is None else f" (control: W_V x {L1_CONTROL_SCALE:g})")),
+                     runs=[depth_run(1, T_worst, profile.stack_batch, i) for i in range(STACK_SEEDS)],
+                     tolerance=TRAINED_L1_FACTOR, comparator="<=", tolerance_source="project",
+                     expect="holds" if variant is None else "fails", **seed_fields(per_T[T_worst]),
+                     details={"per_T": {str(T): v for T, v in per_T.items()}})
+    claim.check_all()

@@ -28,8 +28,6 @@ import pytest
 from hypothesis import given, strategies as st
 
 from claims._ar1 import (
-    KNOWN_ETA_FAILURES,
-    KNOWN_GAP_FAILURES,
     kappa_for,
 )
 from claims._lds import layer_prediction
@@ -144,7 +142,7 @@ def _details(setting, profile, cmp):
             "gap_eta_1.1kappa_per_seed": cmp["gap_control"], "eta_best_per_seed": cmp["eta_best"]}
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_GAP_FAILURES, AR1_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-gd-gap/{st}", AR1_SETTINGS))
 def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
     """Held-out: RMS gap between the trained layer and GD(eta = kappa), mean over seeds of
     the per-seed gaps with its Student-t interval; control: the gap to GD(eta = 1.1 kappa)."""
@@ -161,7 +159,7 @@ def test_trained_layer_predicts_like_one_gd_step(claim, profile, setting):
     claim.check_all()
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_ETA_FAILURES, AR1_SETTINGS))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-step-size/{st}", AR1_SETTINGS))
 def test_trained_layer_step_size_is_kappa(claim, profile, setting):
     """Held-out: the best-matching GD step size (scanned) is kappa within 1 %: mean over
     seeds of the signed per-seed errors (eta_best - kappa) / kappa, Student-t interval

@@ -62,23 +62,7 @@ CONTROL_LAYERS = 16
 Z_TOL = 4.0
 HIST_BINS = np.linspace(-1.0, 1.0, 21)
 
-# Checks that do not reproduce (verdict "fails": the whole interval outside the paper's
-# tolerance), by setting; only such checks may be listed (claims/records.py), and the
-# measured numbers live in the records, not here.  Never widen a tolerance instead.
-# Trained cosines: judged by basin (docs/settings.md, "Verdicts by basin"); listed only where
-# every basin the runs reach fails, the numbers in the record.
-KNOWN_TRAINED_COS: dict[str, dict] = {
-    "b": {p: ("not reproduced: every basin the trained AR(4) layers reach has a mean cos_1 outside "
-              f"the paper's {PAPER_COS['b'][0]} +- {PAPER_COS['b'][1]} (the record gives each basin's "
-              "runs, value and interval)")
-          for p in ("quick", "paper")},
-}
-KNOWN_OPTIMUM_COS: dict[str, str] = {
-    st_: ("not reproduced: at the population optimum the mean cos_1 over the held-out sequences "
-          f"lies, with its whole Monte Carlo interval, outside the paper's {PAPER_COS[st_][0]} +- "
-          f"{PAPER_COS[st_][1]} (the record gives the value, interval and median)")
-    for st_ in ("a", "b")
-}
+# Checks that do not reproduce are listed by check_id in claims/known.py (the one registry).
 
 
 def _random_weights(rng, s, scale):
@@ -258,7 +242,7 @@ def _cos_details(cos, profile):
             "definitions": "docs/math.md section 6.3; gauge of cos_3: tr(P) >= 0; r = g - H w"}
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_TRAINED_COS, ("a", "b")))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-cos1/{st}/s={S_PCG}", ("a", "b")))
 def test_ar4_alignment_trained(claim, profile, setting):
     """Trained AR(4) layers: cos_1 = cos(P H q, P H P g) per held-out sequence, the mean over
     seeds of the per-seed means (Student-t interval), against the paper's 0.88 +- 0.05 (a)
@@ -287,7 +271,7 @@ def basin_values_note(values, rb, name) -> str:
     return "; ".join(f"{b}: {name} = {', '.join(f'{v:.3f}' for v in vs)}" for b, vs in by.items())
 
 
-@pytest.mark.parametrize("setting", known_params(KNOWN_OPTIMUM_COS, ("a", "b")))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/optimum-cos1/{st}/s={S_PCG}", ("a", "b")))
 def test_ar4_alignment_population_optimum(claim, profile, setting):
     """The population optimum (theory.optimum): the mean of cos_1 over the held-out sequences
     with its Monte Carlo interval, against the paper's numbers."""

@@ -1,19 +1,38 @@
-r"""Claim ``spectral-shift``: trained at spectral radius 0.9, tested up to 1.05, against the Kalman filter (docs/math.md section 7).
+r"""Claim ``spectral-shift``: does a wider training range pay outside it, and what does it cost inside? (docs/math.md section 7).
 
-The second seed (a blog summary of Cole et al.) advises testing spectral radii outside the training
-range against the Kalman filter, least squares and N4SID; nothing numeric is claimed, so
-the table is ``reported``.  Setting a with lambda_i ~ U[-r, r] (LDSFamily ``radius``):
-layers of window s = 2 and depth L in {1, 4} trained at r = 0.9 (3 seeds), then, at
-r in {0.9, 0.95, 1.0, 1.05}, on held-out systems of that radius: the MSE of each model,
-of in-context least squares AR(2), of N4SID (on the first 2000 sequences) and of the
-Kalman filter, each as a ratio to the filter's MSE on the same sequences.
+The second seed (a blog summary of Cole et al.) advises testing spectral radii outside the
+training range and widening the training range; nothing numeric is claimed.  Our
+operationalisation (the project's, labelled so; the tolerances are ours):
 
-One check: the filter knows the system, so it stays optimal out of distribution -- at
-every r no method's ratio is below 1 beyond its interval (the smallest upper end of the
-95 % intervals, over every radius and method, is at least 1).  Control: the same with a
-filter given the training law instead of the true system (A scaled by 0.9 / r, its
-eigenvalues moved back into the training range), which the true filter, among others,
-then beats.
+* stacks of window s = 2, T = 30, setting a with lambda_i ~ U[-r, r] (LDSFamily ``radius``),
+  depth L in ``Profile.shift_depths`` ((1,) quick, (1, 4) paper), trained at r = 0.9 (the
+  stacks' law), at the wider r = 1.0 and, as the control, at the narrower r = 0.5 -- 3
+  seeds each, every other choice the stacks' protocol (claims/runs.py);
+* each run, least squares AR(2) in context, N4SID (the first 2000 sequences) and the
+  Kalman filter of the true system are evaluated on the same 2e4 held-out sequences at
+  test radii r in {0.9, 0.95, 1.0, 1.05}.
+
+**Heavy tails.**  A stack's prediction is a polynomial of degree 3^L in the observations,
+and out of distribution (|lambda| > 1 grows as 1.05^30 = 4.3) its squared error is so
+heavy-tailed that a mean over 2e4 sequences is a typical-case figure at best; so the
+verdicts use each run's **median** squared error (over sequences), and every row reports
+its 90 % quantile and the share of sequences whose error exceeds 10 times the filter's
+mean squared error at that radius (both over the filter's, beside the median).
+
+Checks (tolerances ours: a 5 % change in the typical error is the smallest we call a gain
+or a cost; intervals: Student-t over the 3 seed pairs, paired by seed index -- the runs are
+independent, so any pairing is valid):
+
+1. **gain outside**: at r = 1.0 and 1.05, median error of the run trained at 0.9 over that
+   of the run trained at 1.0 >= 1.05.  Control: the narrower training (0.5) in place of
+   the wider one, which must not show the gain.
+2. **cost inside** (the informative one): at r = 0.9, median error of the run trained at
+   1.0 over that of the run trained at 0.9 <= 1.05.  Control: the same ratio for the
+   narrower training evaluated where it never trained (r = 1.05 against 0.9's), a cost
+   that must show.
+
+The filter's optimality (no method beats the filter that knows the system, at any radius)
+is the MMSE theorem, not a claim: it is a unit test of the filter (tests/test_kalman.py).
 """
 from __future__ import annotations
 
@@ -23,102 +42,136 @@ import numpy as np
 import pytest
 
 from claims import _lds
-from claims._lds import paired_ratio
-from claims.runs import SHIFT_DEPTHS, STACK_SEEDS, TRAIN_RADIUS, shift_run, trained
-from claims.seeds import rng_for
+from claims.runs import SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, shift_pair, shift_run, trained
+from claims.stats import seed_fields
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import kalman_predict
 from theory.n4sid import n4sid_predict
-from theory.systems import Systems
 
 CLAIM = "spectral-shift"
 REF = ("the second seed's advice (a blog summary of Cole et al., NeurIPS 2025), not a theorem: test "
-       "outside the training radius")
+       "outside the training radius, widen the training range")
 N4SID_SEQUENCES = 2000
-#: names of the baseline rows (they also seed each row's bootstrap, claims.seeds.rng_for).
-LS_ROW, N4SID_ROW = "in-context least squares AR(2)", "N4SID"
+#: the wider training radius and the narrower control (claims/runs.py, SHIFT_RADII)
+WIDE, NARROW = max(SHIFT_RADII), min(SHIFT_RADII)
+#: test radii beyond the stacks' training radius where the wider training should pay
+OUTSIDE = (1.0, 1.05)
+#: smallest change in the typical (median) error called a gain or a cost (ours)
+FACTOR = 1.05
+#: a sequence's squared error beyond this multiple of the filter's MSE counts as a tail event (ours)
+TAIL_MULTIPLE = 10.0
 
 
-def _stack_row(layers: int, seed_index: int) -> str:
-    return f"L={layers} seed {seed_index}"
-
-
-#: the coordinates of each row of the table (claims/records.py, Coords).
-ROW_COORDS = {**{_stack_row(L, i): {"layers": L, "seed": i}
-                 for L in SHIFT_DEPTHS for i in range(STACK_SEEDS)},
-              LS_ROW: {"variant": "least-squares-ar2"}, N4SID_ROW: {"variant": "n4sid"},
-              "Kalman filter (true system)": {"variant": "kalman-true-system"}}
+def _variant(radius: float) -> str:
+    return f"trained-at-r={radius:g}"
 
 
 @pytest.mark.parametrize("seed_index", range(STACK_SEEDS))
-@pytest.mark.parametrize("layers", SHIFT_DEPTHS)
-def test_training_run(profile, layers, seed_index):
-    """One stack trained at radius 0.9 (cached); sanity: the held-out loss of its final
-    weights is below the training loss of its first steps (not the heavy-tailed mean of
-    the last steps' losses: claims/test_depth.py, test_training_run)."""
-    run = trained(shift_run(layers, profile.stack_batch, seed_index), profile)
-    assert np.isfinite(run.eval_loss) and run.eval_loss < run.loss_history[0]
+@pytest.mark.parametrize("radius", SHIFT_RADII)
+@pytest.mark.parametrize("layers", (1, 4))
+def test_training_run(profile, layers, radius, seed_index):
+    """One stack (cached); sanity: it did not get worse -- the median of the last 10 % of
+    its training-loss bins is at most 1.05 times the median of its first 10 (medians: a
+    stack's late losses are heavy-tailed, claims/test_depth.py, test_training_loss_tails;
+    at radius 0.5 there is little to learn, the zero predictor is nearly optimal)."""
+    if layers not in profile.shift_depths:
+        pytest.skip(f"profile {profile.name}: the spectral shift trains L in {list(profile.shift_depths)}")
+    run = trained(shift_run(layers, radius, profile.stack_batch, seed_index), profile)
+    h = np.asarray(run.loss_history)
+    assert np.isfinite(run.eval_loss) and np.median(h[-len(h) // 10:]) <= 1.05 * np.median(h[:10])
+
+
+def _summary(err, kf) -> dict:
+    """Median, 90 % quantile and tail share of one row's squared errors, each over the filter's."""
+    mse_kf = float(kf.mean())
+    return {"median": float(np.median(err)) / float(np.median(kf)),
+            "q90": float(np.quantile(err, 0.9)) / float(np.quantile(kf, 0.9)),
+            "tail_share": float(np.mean(err > TAIL_MULTIPLE * mse_kf)),
+            "median_error": float(np.median(err)), "non_finite": int((~np.isfinite(err)).sum())}
 
 
 @functools.lru_cache(maxsize=None)
 def _table(profile) -> dict:
-    """{radius: {method: (errors per sequence, errors of the filter on the same sequences)}}."""
-    runs = {L: [trained(shift_run(L, profile.stack_batch, i), profile) for i in range(STACK_SEEDS)]
-            for L in SHIFT_DEPTHS}
+    """{test radius: {"runs": {(L, train radius): [summary per seed]}, "baselines": {...},
+    "median_kf": ...}} on the held-out sequences of each test radius."""
     out = {}
     for r in _lds.TEST_RADII:
         systems, y = _lds.heldout_systems("a", profile.heldout_sequences, 30, r)
         target = y[:, -1]
         kf = (kalman_predict(systems, y).prediction - target) ** 2
-        wrong = Systems(A=systems.A * (TRAIN_RADIUS / r), c=systems.c, Sigma_w=systems.Sigma_w,
-                        Sigma_0=systems.Sigma_0, sigma_v=systems.sigma_v, T=systems.T)
-        kf_wrong = (kalman_predict(wrong, y).prediction - target) ** 2
-        rows = {_stack_row(L, i): (_lds.predict(run, y) - target) ** 2
-                for L, rs in runs.items() for i, run in enumerate(rs)}
-        rows[LS_ROW] = (predict_ar(ols_ar(y, 2, ridge=1e-8), y, 2) - target) ** 2
-        n4 = n4sid_predict(y[:N4SID_SEQUENCES]).prediction
-        rows[N4SID_ROW] = (n4 - target[:N4SID_SEQUENCES]) ** 2
-        out[r] = {"rows": rows, "kalman": kf, "kalman_wrong": kf_wrong}
+        runs = {(L, rt): [_summary((_lds.predict(trained(shift_run(L, rt, profile.stack_batch, i), profile), y)
+                                    - target) ** 2, kf) for i in range(STACK_SEEDS)]
+                for L in profile.shift_depths for rt in SHIFT_RADII}
+        ls = (predict_ar(ols_ar(y, 2, ridge=1e-8), y, 2) - target) ** 2
+        n4 = (n4sid_predict(y[:N4SID_SEQUENCES]).prediction - target[:N4SID_SEQUENCES]) ** 2
+        n4_ok = np.isfinite(n4)
+        baselines = {"least-squares-ar2": _summary(ls, kf),
+                     "n4sid": {**_summary(n4[n4_ok], kf[:N4SID_SEQUENCES][n4_ok]),
+                               "failed_fits": int((~n4_ok).sum())}}
+        out[r] = {"runs": runs, "baselines": baselines, "median_kf": float(np.median(kf)),
+                  "mse_kf": float(kf.mean())}
     return out
 
 
-def _ratios(table, reference: str, extra_true_filter: bool):
-    """[(radius, method, ratio, lo, hi, dropped)] of every row against ``reference``; a
-    non-finite prediction (N4SID's failed fits) leaves the ratio, and ``dropped`` counts it."""
-    res = []
-    for r, t in table.items():
-        ref = t[reference]
-        rows = dict(t["rows"])
-        if extra_true_filter:
-            rows["Kalman filter (true system)"] = t["kalman"]
-        for name, err in rows.items():
-            ok = np.isfinite(err)
-            if ok.sum() < 2:
-                raise ValueError(f"{name} at r = {r:g}: only {int(ok.sum())} finite predictions")
-            ratio, lo, hi = paired_ratio(err[ok], ref[:err.size][ok], rng_for(CLAIM, reference, r, name))
-            res.append((r, name, ratio, lo, hi, int(err.size - ok.sum())))
-    return res
-
-
-def test_the_filter_stays_optimal_out_of_distribution(claim, profile):
+def test_errors_by_training_and_test_radius(claim, profile):
+    """Reported: per depth, training radius and test radius, the median squared error over
+    the filter's (mean over seeds, t interval), with each run's 90 % quantile ratio and
+    tail share; least squares and N4SID beside them."""
     table = _table(profile)
-    rows = _ratios(table, "kalman", False)
-    for r, name, ratio, lo, hi, dropped in rows:
-        where = ROW_COORDS[name]
-        claim.record(claim=CLAIM, check="mse-ratio", setting="a", radius=float(r), **where, paper_ref=REF,
-                     label=f"MSE({name}) / MSE(Kalman)", measured=ratio, kind="reported",
-                     runs=[shift_run(where["layers"], profile.stack_batch, where["seed"])] if "layers" in where
-                     else None,
-                     interval=(lo, hi), interval_kind="bootstrap95", details={"non_finite_dropped": dropped})
-    wrong = _ratios(table, "kalman_wrong", True)
-    for rows_, expect, what in ((rows, "holds", "the Kalman filter"),
-                                (wrong, "fails", "control: a filter given the training law (A 0.9 / r)")):
-        worst = min(rows_, key=lambda x: x[4])
-        claim.record(
-            claim=CLAIM, check="filter-lower-bound", setting="a",
-            radius=f"{min(_lds.TEST_RADII):g}-{max(_lds.TEST_RADII):g}",
-            variant=None if expect == "holds" else "filter-of-the-training-law", paper_ref=REF,
-            label=f"smallest upper end of the 95 % interval of MSE / MSE({what}) over radii and methods",
-            measured=float(worst[4]), tolerance=1.0, comparator=">=", tolerance_source="project",
-            expect=expect, details={"worst": list(worst[:2]), "rows": [list(x) for x in rows_]})
+    for r, t in table.items():
+        for (L, rt), per in t["runs"].items():
+            claim.record(claim=CLAIM, check="median-error-ratio", setting="a", layers=L, radius=float(r),
+                         variant=_variant(rt), paper_ref=REF,
+                         label=f"median squared error / the filter's (L = {L}, trained at r = {rt:g})",
+                         runs=[shift_run(L, rt, profile.stack_batch, i) for i in range(STACK_SEEDS)],
+                         kind="reported",
+                         **seed_fields([p["median"] for p in per]),
+                         details={"q90_ratio_per_seed": [p["q90"] for p in per],
+                                  "tail_share_per_seed": [p["tail_share"] for p in per],
+                                  "tail_multiple_of_filter_mse": TAIL_MULTIPLE,
+                                  "non_finite_per_seed": [p["non_finite"] for p in per],
+                                  "median_error_per_seed": [p["median_error"] for p in per],
+                                  "filter_median_error": t["median_kf"], "filter_mse": t["mse_kf"]})
+        for name, b in t["baselines"].items():
+            claim.record(claim=CLAIM, check="median-error-ratio", setting="a", radius=float(r), variant=name,
+                         paper_ref=REF, label=f"median squared error / the filter's ({name})",
+                         measured=b["median"], kind="reported",
+                         details={k: v for k, v in b.items() if k != "median"})
+    claim.check_all()
+
+
+def _ratios(table, r: float, L: int, num: float, den: float) -> list[float]:
+    """Per seed index: median error of the run trained at ``num`` over the run trained at ``den``."""
+    a, b = table[r]["runs"][(L, num)], table[r]["runs"][(L, den)]
+    return [x["median_error"] / y["median_error"] for x, y in zip(a, b)]
+
+
+@pytest.mark.parametrize("r", OUTSIDE)
+def test_wider_training_pays_outside(claim, profile, r):
+    table = _table(profile)
+    for L in profile.shift_depths:
+        for other, expect in ((WIDE, "holds"), (NARROW, "fails")):
+            runs = [shift_pair(L, (TRAIN_RADIUS, other), profile.stack_batch, i) for i in range(STACK_SEEDS)]
+            claim.record(
+                claim=CLAIM, check="gain-outside", setting="a", layers=L, radius=float(r),
+                variant=None if expect == "holds" else f"narrower-training-r={other:g}", paper_ref=REF,
+                label=(f"median error trained at {TRAIN_RADIUS:g} / trained at {other:g}, at r = {r:g}"
+                       + ("" if expect == "holds" else " (control: a narrower training)")),
+                runs=runs, tolerance=FACTOR, comparator=">=", tolerance_source="project", expect=expect,
+                **seed_fields(_ratios(table, r, L, TRAIN_RADIUS, other)))
+    claim.check_all()
+
+
+def test_wider_training_costs_little_inside(claim, profile):
+    table = _table(profile)
+    for L in profile.shift_depths:
+        for other, r, expect in ((WIDE, TRAIN_RADIUS, "holds"), (NARROW, max(OUTSIDE), "fails")):
+            runs = [shift_pair(L, (other, TRAIN_RADIUS), profile.stack_batch, i) for i in range(STACK_SEEDS)]
+            claim.record(
+                claim=CLAIM, check="cost-inside", setting="a", layers=L, radius=float(r),
+                variant=None if expect == "holds" else f"narrower-training-r={other:g}", paper_ref=REF,
+                label=(f"median error trained at {other:g} / trained at {TRAIN_RADIUS:g}, at r = {r:g}"
+                       + ("" if expect == "holds" else " (control: the narrower training outside its range)")),
+                runs=runs, tolerance=FACTOR, comparator="<=", tolerance_source="project", expect=expect,
+                **seed_fields(_ratios(table, r, L, other, TRAIN_RADIUS)))
     claim.check_all()

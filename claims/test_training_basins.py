@@ -114,13 +114,13 @@ def _population_ratios(setting, s, profile) -> dict:
 
 @pytest.mark.parametrize("setting", SETTINGS)
 def test_runs_against_the_exact_population_loss(claim, profile, setting):
-    """Every trained run, s = 2, 3, 4: held-out MSE / MSE of the optimum (the same 2e5
+    """Every trained run, s in the profile's trained windows (2, 3, 4 paper; 2, 4 quick): held-out MSE / MSE of the optimum (the same 2e5
     sequences, the model's forward pass) against L(theta_run) / L* (exact moments; setting d:
     Monte Carlo moments, whose batch error is added): the largest |z| over the runs.
     Control: W_V scaled by 1.3 and by 0.7 in the held-out evaluation only -- per run the
     larger |z| of the two, the smallest over the runs."""
-    per = {s: _population_ratios(setting, s, profile) for s in WINDOWS}
-    runs = [ars_run(setting, s, i).run for s in WINDOWS for i in range(profile.n_seeds)]
+    per = {s: _population_ratios(setting, s, profile) for s in profile.trained_windows}
+    runs = [ars_run(setting, s, i).run for s in profile.trained_windows for i in range(profile.n_seeds)]
     z_run = [abs(r[4]) for rows in per.values() for r in rows[1.0]]
     # the control: per run the larger |z| of the two scales, then the smallest over the runs
     z_ctl = [max(abs(a[4]), abs(b[4])) for rows in per.values()
@@ -251,6 +251,7 @@ def twins(setting, s, profile) -> dict:
     differently (the theta* twin's distance at s = 2, some 1e-14, moves within rounding when
     it joins the batch).  The batch is shared on disk between processes (claims/memo.py), so
     the tests of a cell run it once."""
+    _ars.require_trained_window(profile, s)
     cfg = ars_config(setting, s, 0, profile)
     V0, Q0 = twin_starts(setting, s, profile)
     opt = _ars.optimum(setting, s, profile.multistart)
@@ -310,21 +311,12 @@ def test_noise_free_twins(claim, profile, setting, s):
     claim.check_all()
 
 
-# theta* is not a resting point of the protocol's AdamW at s = 3, 4: a twin started there
-# drifts along near-flat directions of the Hessian (loss unchanged, still headed for the
-# optimum) by more than 1e-8 in beta, and in setting b, s = 4 leaves the optimum's basin
-# (docs/math.md section 5.8).  The distance, the end loss and the point the twin ends
-# headed for are in the record.
-def _stay_reason(key):
-    return (f"not at rest: the twin started at theta* (setting {key[0]}, s = {key[1]}) ends farther "
-            "than 1e-8 from it under the protocol's AdamW (numbers in the record)")
+# theta* is not a resting point of the protocol's AdamW at s = 3, 4 (docs/math.md section
+# 5.8): those cells are listed by check_id in claims/known.py.
 
 
-KNOWN_STAY_FAILURES = {(st_, s): {p: _stay_reason((st_, s)) for p in ("quick", "paper")}
-                       for st_ in SETTINGS for s in (3, 4)}
-
-
-@pytest.mark.parametrize("setting, s", known_params(KNOWN_STAY_FAILURES, [(st_, s) for st_ in SETTINGS
+@pytest.mark.parametrize("setting, s", known_params(lambda st_, s: f"{CLAIM}/twin-stays-at-optimum/{st_}/s={s}",
+                                                    [(st_, s) for st_ in SETTINGS
                                                                           for s in WINDOWS]))
 def test_twin_started_at_the_optimum_stays_there(claim, profile, setting, s):
     """The full protocol (the AR(s) lr, betas, schedule, clipping; float64, exact loss) from

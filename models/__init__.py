@@ -1,11 +1,11 @@
-"""PyTorch side: the linear self-attention layer, its training (config, sampler, features, result, loop), the weight cache, the CLI.
+"""PyTorch side: the linear self-attention layer, its training (config, sampler, features, result, loop) and the weight cache.
 
-Modules: ``attention`` (the layer and its tokens), ``config`` (TrainConfig, key, lr
-schedule, stream seeds), ``sampler`` (TorchLDSSampler), ``features`` (effective form of
-the loss), ``result`` (TrainResult), ``trainer`` (the loop, ``train``; re-exports the
-names above), ``twins`` (noise-free twins: the protocol on the exact population loss),
+Modules: ``attention`` (the layer, the stack and their tokens), ``config`` (TrainConfig,
+key, lr schedule, stream seeds), ``sampler`` (TorchLDSSampler), ``features`` (effective
+form of the loss), ``result`` (TrainResult), ``trainer`` (the loop, ``train``, resource
+checks), ``twins`` (noise-free twins: the protocol on the exact population loss),
 ``construction`` (the depth construction through the stacks' forward pass),
 ``fingerprint`` (the training code's fingerprint in the cache key), ``cache`` (weights on
-disk by key), ``cli`` (``ldsicl``: the parser and ``main``), ``commands`` (what each
-subcommand does), ``runtime`` (device and threads), ``files`` (atomic writes).
+disk by key), ``runtime`` (device and threads), ``files`` (atomic writes).  The command
+line (``ldsicl``) sits above everything it calls, in claims/cli.py.
 """

@@ -46,8 +46,11 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
+import torch
 from filelock import FileLock, Timeout
 
+from theory.jsonvalues import dumps
 from theory.validation import check_real, check_type
 
 from .config import TrainConfig
@@ -193,7 +196,7 @@ def store(result: TrainResult, cache_dir=None, *, device=None,
     entry = result.to_dict()
     entry.update({"cache_format": CACHE_FORMAT, "cache_key": path.stem,
                   "fingerprint": fp.to_dict(), "created": time.time()})
-    atomic_write_text(path, json.dumps(entry, allow_nan=True) + "\n")
+    atomic_write_text(path, dumps(entry) + "\n")
     return path
 
 
@@ -299,10 +302,7 @@ def list_entries(cache_dir=None) -> list[dict]:
     device type); "stale": other code, another torch or numpy, or an older entry layout; "corrupt":
     unreadable.
     """
-    import numpy
-    import torch
-
-    sources, version, np_version = source_digest(), str(torch.__version__), str(numpy.__version__)
+    sources, version, np_version = source_digest(), str(torch.__version__), str(np.__version__)
     out = []
     for path in _entry_files(cache_dir):
         try:

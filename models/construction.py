@@ -26,7 +26,7 @@ def construction_prediction(y, s: int, steps: int, eta, P=None) -> np.ndarray:
     sizes ``eta``, preconditioner ``P``), float64, shape (...)."""
     W_V, W_QK = richardson_weights(s, steps, eta, P)
     stack = StackedAttention.from_weights(W_V, W_QK, dtype=torch.float64)
-    y = np.asarray(y, dtype=np.float64)
+    y = np.array(y, dtype=np.float64)          # a copy: torch wants a writable array
     with torch.no_grad():
         out = stack.predict(torch.as_tensor(y.reshape(-1, y.shape[-1]), dtype=torch.float64))
     return READOUT_SIGN * out.numpy().reshape(y.shape[:-1])

@@ -47,7 +47,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import torch
+
 from theory.validation import check_choice, check_type
+
+from .runtime import resolve_device
 
 __all__ = ["Fingerprint", "PACKAGES", "ENTRY_POINT", "REPO_ROOT", "module_closure",
            "closure_files", "source_digest", "fresh_source_digest", "current_fingerprint"]
@@ -214,13 +219,7 @@ class Fingerprint:
 
 def current_fingerprint(device="auto", dtype: str = "float32", *, root=None) -> Fingerprint:
     """The fingerprint of this checkout (or of ``root``), this torch, ``device`` resolved, ``dtype``."""
-    import torch
-
-    from .runtime import resolve_device
-
     check_type("dtype", dtype, str, "a string such as 'float32'")
-    import numpy
-
     return Fingerprint(sources=source_digest(root), torch=str(torch.__version__),
-                       numpy=str(numpy.__version__),
+                       numpy=str(np.__version__),
                        device=resolve_device(device).type, dtype=dtype)

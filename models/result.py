@@ -5,24 +5,18 @@ The record (:meth:`TrainResult.to_dict`) is what the weight cache stores under
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from theory.jsonvalues import float_from_json, json_float
 from theory.validation import check_type
 
 from .attention import LinearSelfAttention, StackedAttention
 from .config import KEY_FORMAT, TrainConfig
 
 __all__ = ["TrainResult"]
-
-
-def _json_float(x):
-    """float, or None for NaN/inf (strict JSON has no NaN)."""
-    x = float(x)
-    return x if math.isfinite(x) else None
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,19 +60,20 @@ class TrainResult:
         return float(self.W_V[1, 1] * self.W_QK[0, 0] + self.W_V[1, 0] * self.W_QK[1, 0])
 
     def to_dict(self) -> dict:
-        """Plain JSON types; floats round-trip exactly through ``json``."""
+        """Plain JSON types; floats round-trip exactly through ``json``, non-finite ones as
+        ``"NaN"`` / ``"Infinity"`` (theory/jsonvalues.py, the project's one policy)."""
         return {
             "format": KEY_FORMAT,
             "key": self.config.key(),
             "config": self.config.to_dict(),
             "W_V": np.asarray(self.W_V, dtype=np.float64).tolist(),
             "W_QK": np.asarray(self.W_QK, dtype=np.float64).tolist(),
-            "loss_history": [float(x) for x in self.loss_history],
+            "loss_history": [json_float(x) for x in self.loss_history],
             "history_every": int(self.history_every),
-            "final_loss": float(self.final_loss),
-            "final_loss_stderr": _json_float(self.final_loss_stderr),
+            "final_loss": json_float(self.final_loss),
+            "final_loss_stderr": json_float(self.final_loss_stderr),
             "final_window": int(self.final_window),
-            "eval_loss": float(self.eval_loss),
+            "eval_loss": json_float(self.eval_loss),
             "wall_seconds": float(self.wall_seconds),
             "device": str(self.device),
             "torch_version": str(self.torch_version),
@@ -102,13 +97,13 @@ class TrainResult:
                 raise ValueError("W_V and W_QK must be finite")
             return cls(
                 config=config, W_V=W_V, W_QK=W_QK,
-                loss_history=np.asarray(data["loss_history"], dtype=np.float64),
+                loss_history=np.asarray([float_from_json(x) for x in data["loss_history"]], dtype=np.float64),
                 history_every=int(data["history_every"]),
-                final_loss=float(data["final_loss"]),
-                final_loss_stderr=(float("nan") if data["final_loss_stderr"] is None
-                                   else float(data["final_loss_stderr"])),
+                final_loss=float_from_json(data["final_loss"]),
+                final_loss_stderr=(float("nan") if data["final_loss_stderr"] is None     # written so before the policy
+                                   else float_from_json(data["final_loss_stderr"])),
                 final_window=int(data["final_window"]),
-                eval_loss=float(data["eval_loss"]),
+                eval_loss=float_from_json(data["eval_loss"]),
                 wall_seconds=float(data["wall_seconds"]),
                 device=str(data["device"]),
                 torch_version=str(data.get("torch_version", "")),

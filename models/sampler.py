@@ -211,7 +211,7 @@ class TorchLDSSampler:
         self._w = self._prep(psd_factor(family.process_noise_cov()))
         self._x0 = self._prep(psd_factor(family.initial_cov()))
         # setting b: the orthogonal R leaves isotropic noise unchanged in law (module doc)
-        self._isotropic = self._w[0] == "scalar" and self._x0[0] == "scalar"
+        self._isotropic = family.isotropic_noise
 
     def _prep(self, fac):
         kind, val = fac
@@ -330,7 +330,7 @@ class TorchLDSSampler:
     def needs_bases(self) -> bool:
         """Whether a system carries an eigenbasis R to draw (setting d; setting b when its
         noise is not isotropic): the part of a draw :meth:`draw_bases` makes separately."""
-        return self.family.setting == "d" or (self.family.setting == "b" and not self._isotropic)
+        return self.family.spec.draws_basis(self._isotropic)
 
     def draw_bases(self, m: int, generator: torch.Generator):
         """``(R, cvec)`` of ``m`` fresh systems (R (d, d, m), cvec = R^-T 1 (d, m)), or None
@@ -346,7 +346,7 @@ class TorchLDSSampler:
         if not self.needs_bases:
             return None
         with torch.no_grad():
-            if self.family.setting == "d":
+            if self.family.spec.basis == "conditioned":
                 return self._conditioned(m, generator)
             Q = self._haar(m, generator)
             return Q, Q.sum(1)                               # c' = Q 1 = Q^-T 1
@@ -383,7 +383,7 @@ class TorchLDSSampler:
             R = cvec = None
             if self.needs_bases:
                 R, cvec = bases if bases is not None else self.draw_bases(m, generator)
-            elif fam.setting == "b":                         # isotropic: only c' = Q 1
+            elif fam.spec.basis == "haar":                   # isotropic: only c' = Q 1
                 u = self._randn((d, m), generator)
                 cvec = u * (math.sqrt(d) / torch.linalg.vector_norm(u, dim=0))
             return "eigen", (lamT, R, cvec), self._noise(m, generator)

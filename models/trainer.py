@@ -66,26 +66,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
+from tqdm import tqdm
 
 from theory.validation import check_real, check_type
 
 from .attention import LinearSelfAttention, StackedAttention, build_tokens
-from .config import DTYPES, KEY_FORMAT, TrainConfig, lr_schedule, stream_seed
+from .config import DTYPES, TrainConfig, lr_schedule, stream_seed
 from .features import effective_features, effective_loss, stack_effective_loss, stack_features
 from .result import TrainResult
 from .runtime import resolve_device, torch_threads
 from .sampler import TorchLDSSampler
 
 __all__ = [
-    "TrainConfig",
-    "TrainResult",
-    "TorchLDSSampler",
     "train",
-    "lr_schedule",
-    "effective_features",
-    "effective_loss",
-    "stream_seed",
-    "KEY_FORMAT",
     "SHARD_SIZE",
     "check_resources",
     "data_scale",
@@ -247,7 +240,7 @@ def data_scale(config: TrainConfig) -> tuple[float, str]:
     (2.551, 'sigma_0')
     """
     fam = config.family()
-    q = config.cond_max ** 2 if config.setting == "d" else 1.0
+    q = fam.spec.variance_amplification(config.cond_max)
     grow = max(1.0, fam.radius) ** (2 * fam.T)          # |lambda| <= radius
     parts = {"sigma_0": q * fam.d * fam.sigma_0 ** 2 * grow,
              "sigma_w": q * fam.d * fam.T * float(np.max(fam.noise_weights)) * fam.sigma_w ** 2 * grow,
@@ -266,14 +259,14 @@ def memory_estimate(config: TrainConfig) -> int:
     """Bytes a run holds at its peak: the prefetched random inputs and features of
     ``_PREFETCH`` + 1 steps, one step's trajectories and features (or, through the forward
     pass, the tokens of every layer) with their gradients, two blocks of eigenbases where
-    the systems carry one (settings d and b), and the held-out batch in float64."""
+    the systems draw one apart (``Setting.draws_basis``, the sampler's rule, theory/settings.py), and the held-out batch in float64."""
     fam = config.family()
     item = 4 if config.dtype == "float32" else 8
     f = max((config.s + 1) ** 2 * config.s, 2 * config.layers * (config.s + 1) * (fam.T + 1))
     per = (fam.T + 1) * fam.d + fam.T + fam.d * fam.d + 2 * fam.d
     step = config.batch * (per + 2 * (f + fam.T)) * item
     held = config.batch * (per + f + (config.s + 1) * (fam.T + 1)) * 8
-    bases = 2 * BASES_BLOCK * config.batch * (fam.d * fam.d + fam.d) * item if config.setting in ("b", "d") else 0
+    bases = 2 * BASES_BLOCK * config.batch * (fam.d * fam.d + fam.d) * item if fam.spec.draws_basis(fam.isotropic_noise) else 0
     return int((_PREFETCH + 2) * step + held + bases)
 
 
@@ -364,7 +357,6 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
 
     bar = None
     if show:
-        from tqdm import tqdm
         bar = tqdm(total=config.steps, desc=f"train {config.setting} s={s}", unit="step",
                    file=sys.stderr, mininterval=0.5, dynamic_ncols=True)
     update_every = max(1, config.steps // 200)

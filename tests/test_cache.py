@@ -29,7 +29,8 @@ TINY = dict(steps=5, batch=8)
 EXPECTED_CLOSURE = {
     "models/__init__.py", "models/attention.py", "models/config.py", "models/features.py",
     "models/result.py", "models/runtime.py", "models/sampler.py", "models/trainer.py",
-    "theory/__init__.py", "theory/systems.py", "theory/validation.py",
+    "theory/__init__.py", "theory/jsonvalues.py", "theory/settings.py", "theory/systems.py",
+    "theory/validation.py",
 }
 
 

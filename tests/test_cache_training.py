@@ -85,7 +85,7 @@ _CHILD = textwrap.dedent("""
     import json, os, sys, time
     from pathlib import Path
     import models.cache as cm
-    from models.trainer import TrainConfig
+    from models.config import TrainConfig
     tmp = Path(sys.argv[1]); me = sys.argv[2]
     real = cm.train
     def counting(config, **kw):

@@ -185,17 +185,27 @@ def test_kappa_figure_names_overlapping_curves_and_draws_setting_d_with_its_erro
 
 
 def test_spectral_shift_axis_is_clipped_and_says_so(tmp_path):
-    rows = [({"radius": r, "layers": 4, "seed": k}, "L=4", v, None)
-            for r, vals in ((0.9, (1.1, 1.2, 1.3)), (1.0, (2.0, 1e120, 1e123))) for k, v in enumerate(vals)]
-    rows += [({"radius": r, "variant": "n4sid"}, "N4SID", 1.05, None) for r in (0.9, 1.0)]
+    rows = [("L=4, trained at r = 0.9", 0.9, 1.2, (1.1, 1.3), True), ("L=4, trained at r = 0.9", 1.05, 50.0, (2.0, 90.0), True),
+            ("N4SID (median)", 0.9, 1.05, None, False), ("N4SID (median)", 1.05, 1.5, None, False)]
     keep = _Keep()
     clipped = figures._shift_figure(keep, rows, tmp_path / "s.png")
     ax = keep.figs[0].axes[0]
-    assert clipped == 1 and ax.get_ylim()[1] <= 1.5 * figures.SHIFT_CLIP        # the median 1e120 is clipped
+    assert clipped == 1 and ax.get_ylim()[1] <= 1.1 * figures.SHIFT_CLIP        # the 50 is clipped
     assert f"clipped at {figures.SHIFT_CLIP:g}" in ax.get_title() and "1 point(s) above" in ax.get_title()
+    assert "medians" in ax.get_title() and ax.get_yscale() == "linear"
     assert any(line.get_marker() == "^" for line in ax.lines)
-    assert "L=4 (median over seeds)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "L=4, trained at r = 0.9" in [t.get_text() for t in ax.get_legend().get_texts()]
     _plt.close(keep.figs[0])
+
+
+def test_spectral_shift_rows_come_from_the_median_records():
+    rec = {"claim": "spectral-shift", "check": "median-error-ratio", "measured": 1.3, "interval": [1.2, 1.4],
+           "coords": {"setting": "a", "layers": 1, "radius": 1.05, "variant": "trained-at-r=1"}}
+    base = {"claim": "spectral-shift", "check": "median-error-ratio", "measured": 1.1,
+            "coords": {"setting": "a", "radius": 0.9, "variant": "n4sid"}}
+    other = {**rec, "check": "gain-outside"}
+    assert figures._shift_rows([rec, base, other]) == [("L=1, trained at r = 1", 1.05, 1.3, (1.2, 1.4), True),
+                                                       ("N4SID (median)", 0.9, 1.1, None, False)]
 
 
 def test_banding_gallery_shows_every_run_on_one_colour_scale_per_row(tmp_path):
@@ -281,28 +291,31 @@ def test_parity_figure_draws_each_method_with_its_interval_and_the_filter_at_one
 
 
 def _mse(layers, T, value, iv, variant=None):
-    r = {"claim": "depth", "check": "mse-over-var", "measured": value, "interval": iv,
-         "coords": {"layers": layers, "T": T, "variant": variant}}
-    return r
+    check = "trained-median-error" if variant is None else "reference-median-error"
+    return {"claim": "depth", "check": check, "measured": value, "interval": iv,
+            "coords": {"layers": layers, "T": T, "variant": variant}}
 
 
 def test_depth_figure_has_error_bars_per_depth_and_says_so(tmp_path):
-    recs = [_mse(L, T, 0.1 / L + 1 / T, [0.1 / L + 1 / T - 0.01, 0.1 / L + 1 / T + 0.02])
+    recs = [_mse(L, T, 1.1 / L + 1 / T, [1.1 / L + 1 / T - 0.01, 1.1 / L + 1 / T + 0.02])
             for L in (1, 2, 4) for T in (10, 20, 40)]
-    recs += [_mse(None, T, 0.2, None, variant="least-squares") for T in (10, 20, 40)]
+    recs += [_mse(None, T, 1.2, None, variant="least-squares") for T in (10, 20, 40)]
+    recs += [_mse(None, T, 1e9 if T == 40 else 3.0, None, variant="construction-L=4") for T in (10, 20, 40)]
     keep = _Keep()
     assert figures._depth_figure(keep, recs, tmp_path / "d.png")
     a1, a2 = keep.figs[0].axes
     by = {c.get_label(): c.lines for c in a1.containers}
-    assert set(by) == {"L=1 (mean over seeds)", "L=2 (mean over seeds)", "L=4 (mean over seeds)",
-                       "in-context least squares AR(2)"}
-    line, _, (bars,) = by["L=2 (mean over seeds)"]
-    assert list(line.get_ydata()) == pytest.approx([0.15, 0.1, 0.075])
+    assert set(by) == {"trained L=1 (mean over seeds)", "trained L=2 (mean over seeds)",
+                       "trained L=4 (mean over seeds)", "least squares", "construction L=4"}
+    line, _, (bars,) = by["trained L=2 (mean over seeds)"]
+    assert list(line.get_ydata()) == pytest.approx([0.65, 0.6, 0.575])
     assert [float(b[1] - a[1]) for a, b in bars.get_segments()] == pytest.approx([0.03] * 3)
-    assert "bars: 95 % intervals" in a1.get_ylabel() and a1.get_xscale() == "log"
+    assert "bars: 95 % t intervals" in a1.get_ylabel() and a1.get_xscale() == "log"
+    assert list(by["construction L=4"][0].get_ydata()) == pytest.approx([3.0, 3.0, figures.SHIFT_CLIP])
+    assert "1 point(s) above" in a1.get_title() and "heavy-tailed" in keep.figs[0]._suptitle.get_text()
     by2 = {line.get_label(): line for line in a2.lines}
     assert list(by2["T = 20"].get_xdata()) == [1, 2, 4]
-    assert list(by2["T = 20"].get_ydata()) == pytest.approx([0.15, 0.1, 0.075])
+    assert list(by2["T = 20"].get_ydata()) == pytest.approx([1.15, 0.6, 0.325])
     _plt.close(keep.figs[0])
 
 

@@ -164,7 +164,7 @@ def test_sampler_constructor(family, device, dtype):
 @FUZZ
 @given(key=st.sampled_from(["sources", "torch", "numpy", "device", "dtype"]), value=BAD_VALUES,
        pkey=st.sampled_from(["name", "train_steps", "stack_batch", "n_seeds", "mc_systems", "coef_rel_tol",
-                            "multistart", "depth_stacks"]),
+                            "multistart", "depth_stacks", "trained_windows", "shift_depths"]),
        pvalue=BAD_VALUES)
 def test_fingerprint_and_profile_constructors(key, value, pkey, pvalue):
     good = dict(sources="0" * 64, torch="2.13.0", numpy="2.0", device="cpu", dtype="float32")
@@ -173,10 +173,11 @@ def test_fingerprint_and_profile_constructors(key, value, pkey, pvalue):
         assert all(type(getattr(fp, k)) is str and getattr(fp, k) for k in good), fp
     prof = dict(name="x", description="d", train_steps=1, train_batch=1, stack_batch=1, n_seeds=2,
                 mc_trajectories=2, mc_systems=2, heldout_sequences=2, hypothesis_examples=1, multistart=1, twins=1,
-                coef_rel_tol=0.01, depth_stacks=False)
+                coef_rel_tol=0.01, trained_windows=(2, 4), shift_depths=(1,), depth_stacks=False)
     p = _ok_or_value_error(lambda: Profile(**_one_bad(prof, pkey, pvalue)))
     if p is not None:
         assert type(p.name) is str and p.name and type(p.depth_stacks) is bool
+        assert 4 in p.trained_windows and set(p.trained_windows) <= {2, 3, 4} and set(p.shift_depths) <= {1, 4}
         assert all(_is_int(getattr(p, k), 1) for k in ("train_steps", "stack_batch", "n_seeds", "mc_systems",
                                                        "multistart")), p
         assert _is_real(p.coef_rel_tol, 0.0) and p.coef_rel_tol > 0, p
@@ -211,7 +212,8 @@ CHOICES = {"--setting": ["a", "b", "c", "d", "asym", "e", ""], "--dtype": ["floa
            # run ids (valid, of the other profile, a depth group, malformed) and claims
            "--claim": ["ar1/a/seed=0", "ars/asym/s=3/seed=1", "depth/L=2/T=10/batch=1000/seed=0",
                        "depth/L=2/T=10/batch=1500/seed=0", "depth/L=1/T=10+80/batch=1000/seed=0",
-                       "shift/L=4/batch=1000/seed=2", "sensitivity/a/lr=5e-4/seed=0", "sensitivity/a/lr=9/seed=0",
+                       "shift/L=4/r=1/batch=1000/seed=2", "shift/L=1/r=0.7/batch=1000/seed=0",
+                       "shift/L=1/r=1/batch=1000/seed=0", "ars/a/s=3/seed=0", "sensitivity/a/lr=5e-4/seed=0", "sensitivity/a/lr=9/seed=0",
                        "ars/a/s=40/seed=0", "ar1/e/seed=0", "ar1/a/seed=01", "banding", "pcg-alignment", "nope"],
            "KEY": ["ar1/a/seed=0", "0123456789ab", "deadbeef", "zz", "ars/b/s=2/seed=0"],
            "--betas": ["0.9,0.99", "0.9", "0.9,1.0", "a,b", "-0.1,0.5", "0.5,0.5,0.5"]}

@@ -128,3 +128,33 @@ def test_paired_ratio_interval_of_the_claims():
     assert r == 1.0 and lo == pytest.approx(1.0) and hi == pytest.approx(1.0)
     r, lo, hi = paired_ratio(1.2 * e + 0.01 * rng.chisquare(1, 4000), e, np.random.default_rng(2))
     assert 1.19 < lo < r < hi < 1.23
+
+
+@pytest.mark.parametrize("radius", [0.9, 1.05])
+def test_the_filter_is_the_lower_bound_in_and_out_of_distribution(radius):
+    """The MMSE property (formerly the spectral-shift claim's check, a theorem about the
+    filter that only a filter bug could fail): on systems of radius 0.9 and 1.05 (|lambda|
+    up to 1.05, growing modes), no predictor beats the filter of the true system on the
+    same sequences -- in-context least squares AR(2), the best AR(2) of each system, and the
+    filter given the training law (A scaled by 0.9 / r).  Control: that mis-specified
+    filter is beaten by the true one at r = 1.05 (and equals it at r = 0.9)."""
+    from claims._lds import paired_ratio
+    from theory.ar import ols_ar, predict_ar, query_features
+    fam = LDSFamily("a", T=30, radius=radius)
+    systems, y = fam.sample(np.random.default_rng(7), 20_000)
+    target = y[:, -1]
+    kf = (kalman_predict(systems, y).prediction - target) ** 2
+    w_pop, _ = ar_population_predictor(systems, 30, 2)
+    wrong = Systems(A=systems.A * (0.9 / radius), c=systems.c, Sigma_w=systems.Sigma_w,
+                    Sigma_0=systems.Sigma_0, sigma_v=systems.sigma_v, T=systems.T)
+    others = {"least squares": (predict_ar(ols_ar(y, 2, ridge=1e-8), y, 2) - target) ** 2,
+              "best AR(2)": (np.einsum("ms,ms->m", w_pop, query_features(y, 2)) - target) ** 2,
+              "training-law filter": (kalman_predict(wrong, y).prediction - target) ** 2}
+    for name, err in others.items():
+        ratio, lo, hi = paired_ratio(err, kf, np.random.default_rng(1))
+        assert hi >= 1.0, (name, ratio, lo, hi)
+    ratio, lo, _ = paired_ratio(others["training-law filter"], kf, np.random.default_rng(2))
+    if radius > 0.9:
+        assert lo > 1.0, (ratio, lo)
+    else:
+        assert ratio == 1.0

@@ -34,9 +34,8 @@ def test_key_moves_with_inputs_dtype_shape_and_code(monkeypatch):
     assert memo.key_of("t", [np.zeros((2, 3), dtype=np.float32)], ()) != base
     assert memo.key_of("u", [np.zeros((2, 3))], ()) != base
     assert memo.key_of("t", [np.zeros((2, 3)), None], ()) != base
-    import models.fingerprint
     real = memo.key_of("t", [1], ("theory.optimum",))
-    monkeypatch.setattr(models.fingerprint, "source_digest", lambda root=None, entry="": "edited")
+    monkeypatch.setattr(memo, "source_digest", lambda root=None, entry="": "edited")
     assert memo.key_of("t", [1], ("theory.optimum",)) != real
     with pytest.raises(TypeError, match="memo inputs"):
         memo.key_of("t", [object()], ())

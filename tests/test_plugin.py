@@ -336,15 +336,16 @@ def test_plugin_silent_without_records(pytester):
 
 KNOWN_DEMO = """
 import pytest
-from claims.known import known_params
+from claims import known
 
-KNOWN = {"b": "fails everywhere", ("c", 2): {"paper": "fails with 8 seeds"}}
+known.KNOWN_FAILURES["demo/one/b"] = {"quick": "fails", "paper": "fails"}
+known.KNOWN_FAILURES["demo/two/c/s=2"] = {"paper": "fails with 8 seeds"}
 
-@pytest.mark.parametrize("setting", known_params(KNOWN, ["a", "b"]))
+@pytest.mark.parametrize("setting", known.known_params(lambda st: f"demo/one/{st}", ["a", "b"]))
 def test_one(setting):
     assert setting == "a"
 
-@pytest.mark.parametrize("setting, s", known_params(KNOWN, [("c", 1), ("c", 2)]))
+@pytest.mark.parametrize("setting, s", known.known_params(lambda st, s: f"demo/two/{st}/s={s}", [("c", 1), ("c", 2)]))
 def test_two(setting, s):
     assert s == 1
 """
@@ -353,9 +354,9 @@ def test_two(setting, s):
 @pytest.mark.parametrize("profile, outcomes", [("quick", dict(passed=2, xfailed=1, failed=1)),
                                                ("paper", dict(passed=2, xfailed=2))])
 def test_known_params_marks_per_profile(pytester, profile, outcomes):
-    """A reason string xfails in every profile; a {profile: reason} mapping only in that
-    profile, read from --profile when pytest evaluates the mark (strict: no XPASS)."""
-    pytester.makepyfile(test_known=KNOWN_DEMO)
+    """A check listed for both profiles xfails in both; one listed for a profile only there,
+    read from --profile when pytest evaluates the mark (strict: no XPASS)."""
+    pytester.makepyfile(test_known_demo=KNOWN_DEMO)
     result = pytester.runpytest("-p", "claims.plugin", "-p", "no:cacheprovider", "-o", "xfail_strict=true",
                                 "--profile", profile)
     result.assert_outcomes(**outcomes)

@@ -55,8 +55,15 @@ def test_profiles():
         assert getattr(QUICK, f) <= getattr(PAPER, f), f
     # every knob is read by a claim: no advertised knob that nothing uses
     assert {f.name for f in dataclasses.fields(Profile)} == \
-        {"name", "description", "coef_rel_tol", "depth_stacks", "run", *knobs}
+        {"name", "description", "coef_rel_tol", "depth_stacks", "trained_windows", "shift_depths", "run", *knobs}
     assert (QUICK.depth_stacks, PAPER.depth_stacks) == (False, True)       # reported rows: paper only
+    assert (QUICK.trained_windows, PAPER.trained_windows) == ((2, 4), (2, 3, 4))     # AR(3): paper only
+    assert (QUICK.shift_depths, PAPER.shift_depths) == ((1,), (1, 4))
+    for bad in ((2,), (4, 2), (2, 2, 4), (2, 5), [2, 4], ()):
+        with pytest.raises(ValueError, match="trained_windows"):
+            dataclasses.replace(QUICK, trained_windows=bad)
+    with pytest.raises(ValueError, match="shift_depths"):
+        dataclasses.replace(QUICK, shift_depths=(2,))
     with pytest.raises(ValueError, match="depth_stacks"):
         dataclasses.replace(QUICK, depth_stacks=1)
     with pytest.raises(ValueError, match="unknown claims profile 'bogus'"):

@@ -56,6 +56,10 @@ def test_the_store_lists_exactly_the_runs_the_published_records_name(profile):
             assert isinstance(runs.config_for(rid, PROFILES[profile]), TrainConfig)
 
 
+#: the 4-layer stacks' learning rate, restated from docs/notes.md ("Stacks: learning rate per depth")
+STACK_LR_4 = 1e-2
+
+
 def test_each_family_of_runs_is_the_documented_protocol():
     """Restated by hand from docs/settings.md (Training) and the module doc of claims/runs.py."""
     base = dict(steps=8000, batch=3000)
@@ -64,11 +68,14 @@ def test_each_family_of_runs_is_the_documented_protocol():
     assert runs.config_for("ars/asym/s=3/seed=7", PAPER) == TrainConfig(
         setting="asym", s=3, lr=0.03, betas=(0.9, 0.99), seed=seed_for("ars-train", "asym", 3, 7), **base)
     assert runs.config_for("depth/L=4/T=80/batch=1500/seed=1", PAPER) == TrainConfig(
-        setting="a", s=2, T=80, layers=4, steps=8000, batch=1500, lr=3e-3, betas=(0.9, 0.99),
+        setting="a", s=2, T=80, layers=4, radius=0.9, steps=8000, batch=1500, lr=STACK_LR_4, betas=(0.9, 0.99),
         seed=seed_for("depth-train", 4, 80, 1))
-    assert runs.config_for("shift/L=1/batch=1000/seed=0", QUICK) == TrainConfig(
-        setting="a", s=2, layers=1, radius=0.9, steps=8000, batch=1000, lr=3e-3, betas=(0.9, 0.99),
+    assert runs.config_for("shift/L=1/r=0.9/batch=1000/seed=0", QUICK) == TrainConfig(
+        setting="a", s=2, layers=1, radius=0.9, steps=8000, batch=1000, lr=1e-2, betas=(0.9, 0.99),
         seed=seed_for("shift-train", 1, 0))
+    assert runs.config_for("shift/L=4/r=0.5/batch=1500/seed=2", PAPER) == TrainConfig(
+        setting="a", s=2, layers=4, radius=0.5, steps=8000, batch=1500, lr=STACK_LR_4, betas=(0.9, 0.99),
+        seed=seed_for("shift-train", 4, 0.5, 2))
     assert runs.config_for("sensitivity/b/grad_clip=1/seed=2", PAPER) == TrainConfig(
         setting="b", s=1, grad_clip=1.0, seed=seed_for("ar1-train", "b", 2), **base)
     # the single layers are the same runs in both profiles, the stacks carry their batch
@@ -93,7 +100,10 @@ def test_the_published_sensitivity_runs_have_the_stores_cache_keys():
     ("ar1/asym/seed=0", "no claim trains an AR(1) layer of setting 'asym'"),
     ("depth/L=3/T=10/batch=1000/seed=0", "L = 3"),
     ("depth/L=2/T=30/batch=1000/seed=0", "T = 30"),
-    ("shift/L=2/batch=1000/seed=0", "L = 2"),
+    ("shift/L=2/r=0.9/batch=1000/seed=0", "L = 2"),
+    ("shift/L=4/r=0.9/batch=1000/seed=0", "L = 4"),                         # the paper profile's depth
+    ("shift/L=1/r=0.7/batch=1000/seed=0", "radius r = '0.7'"),
+    ("ars/b/s=3/seed=0", "window s = 3 is not trained in the quick profile"),
     ("sensitivity/c/lr=5e-4/seed=0", "setting 'c'"),
     ("sensitivity/a/lr=9/seed=0", "variant"),
     ("ar1/a/seed=01", "run must be a run id"),

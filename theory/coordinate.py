@@ -71,6 +71,8 @@ from functools import lru_cache, reduce
 
 import numpy as np
 
+from .settings import SETTING_SPECS, get_setting
+
 __all__ = [
     "gauss_legendre",
     "coordinate_covariance",
@@ -92,10 +94,10 @@ UNIT_WEIGHTS = {"3": 1.0, "21": 1.0, "111": 1.0, "2": 1.0, "11": 1.0}
 # --------------------------------------------------------------------------- float engine
 
 @lru_cache(maxsize=64)
-def gauss_legendre(T: int, lo: float = -1.0) -> tuple[np.ndarray, np.ndarray]:
-    """(nodes, probability weights) of the 3T+1-point Gauss-Legendre rule on [lo, 1].
+def gauss_legendre(T: int, lo: float = -1.0, hi: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes, probability weights) of the 3T+1-point Gauss-Legendre rule on [lo, hi].
 
-    Exact (up to rounding) for E p(lambda), lambda ~ U[lo, 1], p of degree <= 6T+1.
+    Exact (up to rounding) for E p(lambda), lambda ~ U[lo, hi], p of degree <= 6T+1.
     The arrays are cached and read-only.
 
     >>> x, w = gauss_legendre(1)                 # 4 nodes: E lam^2 = 1/3, E lam^6 = 1/7
@@ -103,7 +105,7 @@ def gauss_legendre(T: int, lo: float = -1.0) -> tuple[np.ndarray, np.ndarray]:
     (0.333333333333333, 0.142857142857143)
     """
     nodes, weights = np.polynomial.legendre.leggauss(3 * T + 1)
-    lam = 0.5 * (1.0 - lo) * nodes + 0.5 * (1.0 + lo)      # map [-1, 1] -> [lo, 1]
+    lam = 0.5 * (hi - lo) * nodes + 0.5 * (hi + lo)        # map [-1, 1] -> [lo, hi]
     wts = 0.5 * weights                                    # probability weights
     lam.flags.writeable = False
     wts.flags.writeable = False
@@ -216,7 +218,7 @@ def setting_weight_moments(setting: str, d: int) -> dict:
     >>> setting_weight_moments("b", 2)["2"]        # w1 = 2 u1^2, u1^2 ~ Beta(1/2, 1/2)
     1.5
     """
-    if setting != "b":
+    if not get_setting(setting).dirichlet_weights:
         return dict(UNIT_WEIGHTS)
     a, A = 0.5, 0.5 * d
     r3 = A * (A + 1) * (A + 2)
@@ -226,24 +228,22 @@ def setting_weight_moments(setting: str, d: int) -> dict:
 
 
 #: settings whose law is a coordinate mixture (docs/math.md section 4.7).
-QUADRATURE_SETTINGS = ("a", "b", "c", "asym")
+QUADRATURE_SETTINGS = tuple(name for name, spec in SETTING_SPECS.items() if spec.quadrature)
 
 
 def family_quadrature(form, family):
     """:func:`mixture_quadrature` with a family's law: its per-coordinate process noise
     sigma_w^2 omega_k, Sigma_0 = sigma_0^2 I, sigma_v^2 shared as sigma_v^2 / d per
-    coordinate, lambda ~ U[lo, 1] and the weight moments of its setting.
+    coordinate, lambda ~ U[lo, hi] (the family's radius) and the weight moments of its setting.
     ``family``: an LDSFamily of a setting in :data:`QUADRATURE_SETTINGS`."""
     if getattr(family, "setting", None) not in QUADRATURE_SETTINGS:
         raise ValueError(f"family must be an LDSFamily of a setting in {QUADRATURE_SETTINGS}, "
                          f"got {family!r}")
     lo, hi = family.eigenvalue_range          # lambda_i ~ U[lo, hi], the setting's law
-    if hi != 1.0:
-        raise ValueError(f"radius must be 1 for the coordinate quadrature (it maps [-1, 1] to "
-                         f"[lo, 1]), got radius {family.radius}")
     return mixture_quadrature(form, family.T, np.diag(family.process_noise_cov()),
                               family.sigma_0 ** 2, family.sigma_v ** 2 / family.d, lo,
-                              setting_weight_moments(family.setting, family.d))
+                              setting_weight_moments(family.setting, family.d),
+                              nodes=None if hi == 1.0 else gauss_legendre(family.T, lo, hi))
 
 
 # --------------------------------------------------------------------------- exact engine

@@ -42,6 +42,8 @@ import numpy as np
 from .coordinate import QUADRATURE_SETTINGS
 from .kappa_exact import kappa_moments_exact_a, kappa_moments_quadrature, kappa_ratio
 from .kappa_forms import moment_forms
+from .jsonvalues import json_float, to_json
+from .settings import SETTING_SPECS
 from .systems import LDSFamily, covariance
 from .validation import check_generator, check_positive_int
 
@@ -85,33 +87,26 @@ class KappaResult:
         """Strict-JSON dict.  Exact values only as exact strings "p/q": ``exact`` (kappa, or
         None), and on the exact route ``numerator`` and ``denominator`` (the moments, whose
         ratio times T - 2 is ``exact``); numbers are floats.  A non-finite number (a
-        standard error from a single sample, an overflow) is written as null and named in
-        ``"non_finite"``, so the output never holds NaN or Infinity.
+        standard error from a single sample, an overflow) is written as ``"NaN"`` or
+        ``"Infinity"`` (theory/jsonvalues.py, the project's one policy), so the output is
+        strict JSON.
 
         >>> r = KappaResult(0.5, Fraction(1, 2), 0.0, "exact-rational", Fraction(1, 12), Fraction(1, 3))
         >>> {k: r.to_json()[k] for k in ("kappa", "exact", "numerator", "denominator")}
         {'kappa': 0.5, 'exact': '1/2', 'numerator': '1/12', 'denominator': '1/3'}
         """
         def number(x):
-            return f"{x.numerator}/{x.denominator}" if isinstance(x, Fraction) else float(x)
+            return f"{x.numerator}/{x.denominator}" if isinstance(x, Fraction) else json_float(x)
 
         out = {
-            "kappa": float(self.kappa),
+            "kappa": json_float(self.kappa),
             "exact": None if self.exact is None else number(self.exact),
-            "stderr": float(self.stderr),
+            "stderr": json_float(self.stderr),
             "method": self.method,
             "numerator": number(self.numerator),
             "denominator": number(self.denominator),
-            "details": dict(self.details),
+            "details": to_json(dict(self.details)),
         }
-        bad = [k for k, v in out.items() if isinstance(v, float) and not math.isfinite(v)]
-        bad += [f"details.{k}" for k, v in out["details"].items() if isinstance(v, float) and not math.isfinite(v)]
-        for k in bad:
-            if k.startswith("details."):
-                out["details"][k[8:]] = None
-            else:
-                out[k] = None
-        out["non_finite"] = bad
         return out
 
 
@@ -217,6 +212,8 @@ EXACT_SECONDS_AT_30 = 0.13
 EXACT_GROWTH = 4.7
 #: "auto" uses the exact rational route while it is expected to take at most this long.
 AUTO_EXACT_SECONDS = 5.0
+#: settings with an exact rational route (theory/settings.py, ``Setting.exact_rational``).
+EXACT_SETTINGS = tuple(name for name, spec in SETTING_SPECS.items() if spec.exact_rational)
 #: bytes a kappa route may plan to hold (the guard against a T that cannot fit).
 MAX_BYTES = 4 * 2 ** 30
 
@@ -242,19 +239,32 @@ def route_bytes(family: LDSFamily, method: str, chunk: int | None = None) -> int
     return 0
 
 
+def exact_routes(family: LDSFamily) -> tuple[str, ...]:
+    """The setting's exact kappa routes (``Setting.kappa_routes``) that apply to this family:
+    the exact rational route integrates lambda over [-1, 1] exactly, so only at radius 1;
+    the quadrature maps its nodes to [-r, r] (theory.coordinate.family_quadrature).
+
+    >>> exact_routes(LDSFamily("a")), exact_routes(LDSFamily("a", radius=0.9))
+    (('exact-rational', 'gauss-legendre'), ('gauss-legendre',))
+    """
+    routes = family.spec.kappa_routes
+    return routes if family.radius == 1 else tuple(r for r in routes if r != "exact-rational")
+
+
 def choose_method(family: LDSFamily) -> tuple[str, str]:
     """(method, why) of ``method="auto"``: the fastest route that is exact where one exists --
     exact rational in setting a while :func:`exact_seconds` <= :data:`AUTO_EXACT_SECONDS`,
     quadrature (exact up to rounding) in settings a, b, c and the control, Monte Carlo over
     systems only in setting d."""
     family = _check_family(family)
-    if family.setting == "a":
+    routes = exact_routes(family)
+    if "exact-rational" in routes:
         sec = exact_seconds(family.T, family.d)
         if sec <= AUTO_EXACT_SECONDS:
-            return "exact-rational", f"exact rational (setting a, T = {family.T}: about {sec:.2g} s)"
+            return "exact-rational", f"exact rational (setting {family.setting}, T = {family.T}: about {sec:.2g} s)"
         return "gauss-legendre", (f"quadrature, exact up to rounding (the exact rational route would take "
                                   f"about {sec:.2g} s at T = {family.T})")
-    if family.setting in QUADRATURE_SETTINGS:
+    if "gauss-legendre" in routes:
         return "gauss-legendre", f"quadrature, exact up to rounding (setting {family.setting})"
     return "mc-moments", f"Monte Carlo over systems (setting {family.setting} has no exact route)"
 
@@ -312,10 +322,11 @@ def kappa(family: LDSFamily, *, method: str = "auto", m: int = 200_000, seed: in
     if meth not in METHODS:
         raise ValueError(f"method must be 'auto' or one of {METHODS} (aliases {tuple(_ALIASES)}), "
                          f"got {method!r}")
-    if meth == "exact-rational" and family.setting != "a":
-        raise ValueError(f"method {method!r} is only available for setting 'a', "
-                         f"got setting {family.setting!r}; use 'gauss-legendre' or 'mc-moments'")
-    if meth == "gauss-legendre" and family.setting not in QUADRATURE_SETTINGS:
+    if meth == "exact-rational" and "exact-rational" not in exact_routes(family):
+        raise ValueError(f"method {method!r} is only available for settings {EXACT_SETTINGS} at radius 1, "
+                         f"got setting {family.setting!r}, radius {family.radius:g}; use 'gauss-legendre' or "
+                         f"'mc-moments'")
+    if meth == "gauss-legendre" and "gauss-legendre" not in exact_routes(family):
         raise ValueError(f"method {method!r} is only available for settings "
                          f"{QUADRATURE_SETTINGS}, got setting {family.setting!r}; use 'mc-moments'")
     need = route_bytes(family, meth)

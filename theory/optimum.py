@@ -420,7 +420,7 @@ def optimum_for(family: LDSFamily, s: int, seed: int, *, starts: int = 32, gtol:
     starts = check_positive_int("starts", starts)
     if starts > MAX_STARTS:                          # before the moments, which cost more
         raise ValueError(f"starts must be <= {MAX_STARTS}, got {starts}")
-    if family.setting == "d":
+    if not family.spec.quadrature:
         trajectories = check_positive_int("trajectories", trajectories, minimum=2)
         if trajectories > MAX_TRAJECTORIES:
             raise ValueError(f"trajectories must be <= {MAX_TRAJECTORIES:.0e} (about 20 us each), "

@@ -369,10 +369,11 @@ def population_moments(family: LDSFamily, s: int, *, method: str = "auto", m: in
     """
     s, _ = check_window(s, family.T)
     if method == "auto":
-        method = "mc-systems" if family.setting == "d" else "quadrature"
+        method = "quadrature" if family.spec.quadrature else "mc-systems"
     if method == "quadrature":
-        if family.setting == "d":
-            raise ValueError("method 'quadrature' is not available for setting 'd' (non-normal A)")
+        if not family.spec.quadrature:
+            raise ValueError(f"method 'quadrature' is not available for setting {family.setting!r} "
+                             f"(its basis is {family.spec.basis}: no coordinate quadrature)")
         return _quadrature_moments(family, s)
     if method == "mc-systems":
         if rng is None:

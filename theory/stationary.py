@@ -153,7 +153,7 @@ def stationary_nodes(T: int, radius: float, extra: int = EXTRA_NODES) -> tuple[n
 
 def _stationary_diagonal(family) -> LDSFamily:
     check_type("family", family, LDSFamily, "an LDSFamily")
-    if family.setting != "a" or family.radius >= 1:
+    if not family.spec.stationary_quadrature or family.radius >= 1:
         raise ValueError(f"family must be setting 'a' with radius < 1 (a stationary law), got {family!r}")
     return family
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .settings import SETTING_SPECS, Setting
 from .validation import (
     check_choice,
     check_finite_array,
@@ -70,17 +71,9 @@ from .validation import (
 __all__ = ["SETTINGS", "LDSFamily", "Systems", "covariance", "get_family", "SYMMETRIC_SETTINGS",
            "psd_factor", "MAX_SIGMA", "MAX_D", "MAX_RADIUS"]
 
-SETTINGS = ("a", "b", "c", "d", "asym")
+SETTINGS = tuple(SETTING_SPECS)
 #: settings whose law of A is centrally symmetric (A ~ -A): the theory's premise.
-SYMMETRIC_SETTINGS = ("a", "b", "c", "d")
-
-_DESCRIPTIONS = {
-    "a": "A = diag(lambda), lambda_i ~ U[-1,1] iid, c = 1, Sigma_w = sigma_w^2 I",
-    "b": "A = Q^T diag(lambda) Q, Q Haar orthogonal, lambda_i ~ U[-1,1], c = 1",
-    "c": "A = diag(lambda) as (a), Sigma_w = sigma_w^2 diag(2k/(d+1)), k=1..d",
-    "d": "A = P^-1 diag(lambda) P, P = I + 0.3 G/sqrt(d), G_ij ~ N(0,1), cond(P) <= cond_max, c = 1",
-    "asym": "negative control: A = diag(lambda), lambda_i ~ U[0,1] (not symmetric), c = 1",
-}
+SYMMETRIC_SETTINGS = tuple(name for name, spec in SETTING_SPECS.items() if spec.symmetric)
 
 
 @dataclass(frozen=True, eq=False)
@@ -360,31 +353,38 @@ class LDSFamily:
         object.__setattr__(self, "cond_max", check_real("cond_max", self.cond_max, minimum=1))
         object.__setattr__(self, "radius", check_real("radius", self.radius, minimum=0.0, maximum=MAX_RADIUS,
                                                       strict_min=True))
-        object.__setattr__(self, "description", _DESCRIPTIONS[self.setting])
+        object.__setattr__(self, "description", self.spec.description)
+
+    @property
+    def spec(self) -> Setting:
+        """The setting's law and routes (theory/settings.py): what depends on the letter."""
+        return SETTING_SPECS[self.setting]
 
     @property
     def symmetric(self) -> bool:
         """Whether the law of A is centrally symmetric (the theory's premise)."""
-        return self.setting in SYMMETRIC_SETTINGS
+        return self.spec.symmetric
 
     @property
     def diagonal(self) -> bool:
-        return self.setting in ("a", "c", "asym")
+        return self.spec.diagonal
+
+    @property
+    def isotropic_noise(self) -> bool:
+        """Whether Sigma_w and Sigma_0 are both multiples of I (an orthogonal basis then
+        leaves the noise unchanged in law)."""
+        return _is_scaled_identity(self.process_noise_cov()) and _is_scaled_identity(self.initial_cov())
 
     @property
     def eigenvalue_range(self) -> tuple[float, float]:
         """(lo, hi): the eigenvalues lambda_i of A are iid U[lo, hi): 0 to r for asym, else
         -r to r, r = :attr:`radius` (1 in every setting of the paper)."""
-        r = self.radius
-        return (0.0, r) if self.setting == "asym" else (-r, r)
+        return self.spec.eigenvalue_range(self.radius)
 
     @property
     def noise_weights(self) -> np.ndarray:
         """omega (d,) with Sigma_w = sigma_w^2 diag(omega): 2k/(d+1), k = 1..d, in setting c; else ones."""
-        d = self.d
-        if self.setting == "c":
-            return 2.0 * np.arange(1, d + 1) / (d + 1)
-        return np.ones(d)
+        return self.spec.noise_weights(self.d)
 
     def process_noise_cov(self) -> np.ndarray:
         """Sigma_w = sigma_w^2 diag(:attr:`noise_weights`) (d, d)."""
@@ -402,15 +402,16 @@ class LDSFamily:
         lo, hi = self.eigenvalue_range
         lam = rng.uniform(lo, hi, size=(m, d))
         c = np.ones((m, d))
-        if self.diagonal:
+        basis = self.spec.basis
+        if basis == "identity":
             A = np.zeros((m, d, d))
             A[:, np.arange(d), np.arange(d)] = lam
             keep_lam = lam
-        elif self.setting == "b":
+        elif basis == "haar":
             Q = haar_orthogonal(rng, m, d)
             A = np.swapaxes(Q, 1, 2) @ (lam[:, :, None] * Q)
             keep_lam = None
-        else:  # "d"
+        else:  # "conditioned"
             P = conditioned_gaussian(rng, m, d, self.cond_max)
             A = np.linalg.solve(P, lam[:, :, None] * P)
             keep_lam = None
