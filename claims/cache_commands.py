@@ -69,7 +69,7 @@ def _export_source(args):
     """The cache entry ``cache export`` reads: (path, run id or None).  KEY is a cache key
     (or its first 8 or more hex digits, as ``cache list`` shows 12) or a run id of
     ``--profile`` (its entry for this code).  ValueError naming ``key`` otherwise."""
-    from claims.runs import config_for
+    from claims.runs import config_for                 # torch (module doc)
     from models.cache import cache_path, list_entries
 
     key = args.key
@@ -90,7 +90,7 @@ def _export(args, parser) -> int:
     configuration and code fingerprint (numpy ``.npz``; arrays W_V, W_QK of shape
     (layers, s + 1, s + 1); strings config, fingerprint, cache_key, run as JSON)."""
     from models.files import atomic_write_bytes
-    from models.result import TrainResult
+    from models.result import TrainResult               # torch (module doc)
 
     try:
         path, run_id = _export_source(args)

@@ -176,7 +176,7 @@ def run_optimum(args, parser) -> int:
 
 def run_report(args, parser) -> int:
     """``ldsicl report``: render a finished claims.json (or run the claims first) into DIR."""
-    from claims.compare import BadInput, load_report     # matplotlib and the records: about 1 s
+    from claims.compare import BadInput, load_report     # the records, torch and matplotlib: seconds
     from claims.report import render_report
 
     out = Path(args.out).expanduser()

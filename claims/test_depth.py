@@ -60,8 +60,8 @@ against the construction at the same depth and at L(T), the one-layer population
 of the same law and T (exact quadrature moments), least squares and the best AR(2) of
 each system, as median squared errors over the filter's (their errors are heavy-tailed:
 tail shares and 90 % quantiles beside them).  One verdict, the premise of the comparison:
-the one-layer stack trains to within 2 % of its own optimum (ours); control: its W_V
-scaled by 0.7.  And how heavy-tailed the late training loss is.
+the one-layer stack trains to within 2 % of its own optimum at each T (ours); control: its
+W_V scaled by 0.5.  And how heavy-tailed the late training loss is.
 """
 from __future__ import annotations
 
@@ -507,7 +507,7 @@ def test_training_loss_tails(claim, profile, layers):
 #: loss is within this factor of the one-layer optimum at the same T (ours)
 TRAINED_L1_FACTOR = 1.02
 #: the control: the trained one-layer stack with W_V scaled by this (a broken variant)
-L1_CONTROL_SCALE = 0.7
+L1_CONTROL_SCALE = 0.5
 #: a sequence's squared error beyond this multiple of the filter's MSE counts as a tail event (ours)
 TAIL_MULTIPLE = 10.0
 
@@ -593,32 +593,26 @@ def test_trained_stacks_against_the_construction_and_the_one_layer_optimum(claim
     claim.check_all()
 
 
-def test_one_layer_stack_trains_to_its_optimum(claim, profile):
-    """The one-layer stack against its own population optimum at each T (training quality,
-    the premise of comparing stacks): (L(theta_trained) / L*) per seed, exact quadrature
-    moments of the stacks' law, the worst T's seed mean with its t interval <= 1.02
-    (ours).  Control: the same runs with W_V scaled by 0.7 (a broken variant)."""
+@pytest.mark.parametrize("T", DEPTH_T)
+def test_one_layer_stack_trains_to_its_optimum(claim, profile, T):
+    """The one-layer stack against its own population optimum at this T (training quality,
+    the premise of comparing stacks): L(theta_trained) / L* per seed, exact quadrature
+    moments of the stacks' law, the seed mean with its t interval <= 1.02 (ours).
+    Control, on the same runs and T: W_V scaled by 0.5 (a broken variant; at the optimum
+    itself that scale costs about 8 % at T = 10)."""
     _needs_stacks(profile)
-    worst = {}
+    mom, opt = _one_layer_optimum(T, profile.multistart)
+    runs = [depth_run(1, T, profile.stack_batch, i) for i in range(STACK_SEEDS)]
+    weights = [trained(r, profile) for r in runs]
     for variant, scale in ((None, 1.0), (f"W_V-x{L1_CONTROL_SCALE:g}", L1_CONTROL_SCALE)):
-        per_T = {}
-        for T in DEPTH_T:
-            mom, opt = _one_layer_optimum(T, profile.multistart)
-            ratios = []
-            for i in range(STACK_SEEDS):
-                run = trained(depth_run(1, T, profile.stack_batch, i), profile)
-                W_V = np.asarray(run.W_V)[0] if np.ndim(run.W_V) == 3 else np.asarray(run.W_V)
-                W_QK = np.asarray(run.W_QK)[0] if np.ndim(run.W_QK) == 3 else np.asarray(run.W_QK)
-                ratios.append(float(mom.loss(beta_from_weights(scale * W_V, W_QK)) / opt.loss))
-            per_T[T] = ratios
-        T_worst = max(per_T, key=lambda T: np.mean(per_T[T]))
-        worst[variant] = (T_worst, per_T)
-        claim.record(claim=CLAIM, check="one-layer-stack-over-its-optimum", setting="a", s=S, layers=1,
+        ratios = [float(mom.loss(beta_from_weights(scale * np.asarray(w.W_V).reshape(S + 1, S + 1),
+                                                   np.asarray(w.W_QK).reshape(S + 1, S + 1))) / opt.loss)
+                  for w in weights]
+        claim.record(claim=CLAIM, check="one-layer-stack-over-its-optimum", setting="a", s=S, T=T, layers=1,
                      radius=RADIUS, variant=variant, paper_ref=REF_TRAINED,
-                     label=(f"L(theta_trained) / L* of the one-layer stack at the worst T (T = {T_worst})"
+                     label=("L(theta_trained) / L* of the one-layer stack"
                             + ("" if variant is None else f" (control: W_V x {L1_CONTROL_SCALE:g})")),
-                     runs=[depth_run(1, T_worst, profile.stack_batch, i) for i in range(STACK_SEEDS)],
-                     tolerance=TRAINED_L1_FACTOR, comparator="<=", tolerance_source="project",
-                     expect="holds" if variant is None else "fails", **seed_fields(per_T[T_worst]),
-                     details={"per_T": {str(T): v for T, v in per_T.items()}})
+                     runs=runs, tolerance=TRAINED_L1_FACTOR, comparator="<=", tolerance_source="project",
+                     expect="holds" if variant is None else "fails", **seed_fields(ratios),
+                     details={"L_star": float(opt.loss), "lr": float(weights[0].config.lr)})
     claim.check_all()

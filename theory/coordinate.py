@@ -140,7 +140,8 @@ def coordinate_covariance(lam, T: int, sw2: float, s02: float, share: float) -> 
 def mixture_quadrature(form, T: int, sw2, s02: float, share: float, lo: float = -1.0,
                        weights: dict | None = None, *, nodes=None, coordinate=None,
                        chunk: int | None = None):
-    """(E F3(K, K, K), E F2(K, K), Kbar) over K = sum_k w_k G(lambda_k; sw2[k]), lambda_k iid U[lo, 1].
+    """(E F3(K, K, K), E F2(K, K), Kbar) over K = sum_k w_k G(lambda_k; sw2[k]), lambda_k iid U[lo, 1]
+    (U[lo, hi] with ``nodes = gauss_legendre(T, lo, hi)``).
 
     ``form(X, Y, Z) -> (F3(X, Y, Z), F2(X, Y))``: multilinear in its arguments, which
     are (T, T) or node-batched (N, T, T) arrays (broadcasting), returning arrays with
@@ -150,7 +151,8 @@ def mixture_quadrature(form, T: int, sw2, s02: float, share: float, lo: float = 
     weights, which average to one).
 
     Other coordinate laws (theory.stationary): ``nodes`` = (lambda, probability weights)
-    replaces the Gauss-Legendre rule of [lo, 1], ``coordinate(lam, sw2) -> (N, T, T)``
+    replaces the Gauss-Legendre rule of [lo, 1] (a radius below 1: :func:`family_quadrature`
+    passes the rule of [lo, hi]), ``coordinate(lam, sw2) -> (N, T, T)``
     replaces :func:`coordinate_covariance` (``s02`` and ``share`` are then the caller's),
     and ``chunk`` evaluates the node-batched forms ``chunk`` nodes at a time (memory);
     with all three left out the result is the one above, bit for bit.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
@@ -26,6 +25,7 @@ import torch
 from claims.seeds import rng_for, seed_for
 from models.config import TrainConfig
 from models.trainer import train
+from theory.jsonvalues import dumps
 from theory.kalman import kalman_predict
 from theory.systems import LDSFamily
 
@@ -61,7 +61,7 @@ def main(argv=None):
     cells = list(itertools.product(DEPTHS, HORIZONS, LRS))
     with ProcessPoolExecutor(args.jobs) as pool:
         for row in pool.map(one, cells):
-            print(json.dumps(row), flush=True)
+            print(dumps(row), flush=True)
 
 
 if __name__ == "__main__":
