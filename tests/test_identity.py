@@ -15,7 +15,7 @@ from claims.headlines import HEADLINES, WITHOUT_HEADLINE, headline_ids
 from claims.legacy import upgrade_record
 from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, RunRef, check_id, duplicate_ids,
                             make_record, per_run_extras)
-from claims.profiles import QUICK, get_profile
+from claims.profiles import PROFILES, QUICK, get_profile
 from claims.runs import ar1_run
 from claims.stats import seed_fields
 
@@ -196,13 +196,15 @@ def test_published_runs_have_unique_ids_of_schema_5(name):
 #: records of values read off trained runs, beyond the trained headlines (a sample of each
 #: kind; the converted paper run lacks the stacks' per-seed MSE rows, docs/results/README.md)
 _COMMON_TRAINED = ("banding/trained-jaccard/a/s=2", "banding/trained-excess-loss/d/s=4",
-                   "banding/trained-odd-share/b/s=3", "ar1-optimum/trained-odd-share/c",
+                   "banding/trained-odd-share/b/s=2", "ar1-optimum/trained-odd-share/c",
                    "gd-equivalence/trained-gd-gap/a/eta=1.1kappa/control", "gd-equivalence/trained-step-size/d",
                    "pcg-alignment/cos_3-median/c/s=4", "pcg-alignment/heldout-mse/d/s=4/trained",
                    "pcg-alignment/heldout-mse/a/s=4/pcg2-trained-P",
-                   "banding/trained-out-of-class-share/asym/s=3/control")
-TRAINED_ROWS = {"quick": _COMMON_TRAINED,
-                "paper": _COMMON_TRAINED + ("depth/training-loss-tails/a/s=2/L=4",)}   # stacks: paper only
+                   "banding/trained-out-of-class-share/asym/s=4/control")
+TRAINED_ROWS = {"quick": _COMMON_TRAINED,          # the AR(3) layers and the stacks below: paper only
+                "paper": _COMMON_TRAINED + ("depth/training-loss-tails/a/s=2/L=4", "banding/trained-odd-share/b/s=3",
+                                            "banding/trained-out-of-class-share/asym/s=3/control",
+                                            "depth/trained-median-error/a/s=2/T=40/L=4/r=0.9")}
 
 
 #: the trained AR(s) checks judged by basin (s >= 2; claims/_ars.py, docs/settings.md)
@@ -218,7 +220,9 @@ def test_every_trained_ars_record_names_each_runs_stationary_point(name):
     recs = [ClaimRecord.from_dict(r) for r in _published(name)["records"]]
     judged = [r for r in recs if any(r.check_id.startswith(p + "/") for p in _BY_BASIN)
               and r.coords.s not in (None, 1) and not r.coords.control and r.coords.variant is None]
-    assert len(judged) == 2 * 12 + 2 + 12
+    windows = PROFILES[name].trained_windows                     # (2, 4) quick, (2, 3, 4) paper
+    # banding's share and odd share, kalman-parity's ratio per symmetric setting and window; pcg's cos1 (a, b)
+    assert len(judged) == 3 * 4 * len(windows) + 2
     for r in judged:
         assert r.basins is not None and r.basins["headline"] in {b["basin"] for b in r.basins["verdicts"]}
         head = next(b for b in r.basins["verdicts"] if b["basin"] == r.basins["headline"])
