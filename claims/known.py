@@ -6,11 +6,12 @@ words; its parametrize value then carries ``xfail(strict=True)`` (:func:`known_p
 An inconclusive or mixed check passes, so listing it turns into a strict XPASS.  Never
 widen a tolerance instead.
 
-The numbers are not written here: the xfail reason is rendered from the published run of
-the profile (docs/results/<profile>.json) -- the record with this ``check_id``: its
-measured value, interval, criterion and verdict -- so regenerating the published runs
-changes the reasons without touching this file (only a check that changes between
-reproducing and not does).  A check decided with the paper profile's 8 seeds may still be
+The numbers are not written here: the xfail reason is rendered from the last published
+run of the profile (docs/results/<profile>.json, read when pytest collects) -- the record
+with this ``check_id``: its measured value, interval, criterion and verdict, what the
+expectation rests on -- so regenerating the published runs changes the reasons without
+touching this file (only a check that changes between reproducing and not does).  A
+record's own numbers are in its fields; its reason says what the run before it measured.  A check decided with the paper profile's 8 seeds may still be
 inconclusive with the quick profile's 3, so each entry names its profiles; a trained
 check lists what its profile measured on the machine that publishes it (float32 rounding
 differs between instruction sets and can send a run to another basin).
@@ -95,7 +96,7 @@ def published_numbers(check_id: str, profile: str) -> str | None:
     iv = r.get("interval")
     crit = format_criterion(r.get("comparator"), r.get("tolerance"))
     who = f" ({r['tolerance_source']}'s)" if r.get("tolerance_source") else ""
-    return (f"published {profile} run: {format_value(r.get('measured'))}"
+    return (f"last published {profile} run: {format_value(r.get('measured'))}"
             + (f" {format_interval(iv)}" if iv else "") + f" against {crit}{who}, verdict {r.get('verdict')}")
 
 
@@ -105,7 +106,7 @@ def reason(check_id: str, profile: str) -> str | None:
     if why is None:
         return None
     nums = published_numbers(check_id, profile)
-    return f"{profile} profile: {why} ({nums or 'not in the published run yet'})"
+    return f"{profile} profile: {why} ({nums or 'not in the last published run'})"
 
 
 def _marks(check_id: str) -> list:

@@ -35,7 +35,7 @@ def test_a_reason_renders_the_published_numbers():
                     and "paper" in KNOWN_FAILURES[c])
     text = reason(cid, "paper")
     assert text.startswith("paper profile: ") and KNOWN_FAILURES[cid]["paper"] in text
-    assert f"published paper run: {format_value(rec['measured'])}" in text and "verdict fails" in text
+    assert f"last published paper run: {format_value(rec['measured'])}" in text and "verdict fails" in text
     assert reason(cid, "nope") is None and reason("no/such/check", "paper") is None
 
 
