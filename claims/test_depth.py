@@ -508,8 +508,6 @@ def test_training_loss_tails(claim, profile, layers):
 TRAINED_L1_FACTOR = 1.02
 #: the control: the trained one-layer stack with W_V scaled by this (a broken variant)
 L1_CONTROL_SCALE = 0.5
-#: a sequence's squared error beyond this multiple of the filter's MSE counts as a tail event (ours)
-TAIL_MULTIPLE = 10.0
 
 
 @functools.lru_cache(maxsize=None)
@@ -546,15 +544,6 @@ def _grid(profile) -> dict:
     return out
 
 
-def _median_ratio(err, kf) -> float:
-    """The median squared error over the filter's (non-finite errors count as +inf)."""
-    return float(np.median(np.where(np.isfinite(err), err, np.inf)) / np.median(kf))
-
-
-def _tail_share(err, kf) -> float:
-    return float(np.mean(~np.isfinite(err) | (err > TAIL_MULTIPLE * kf.mean())))
-
-
 @pytest.mark.parametrize("T", DEPTH_T)
 def test_trained_stacks_against_the_construction_and_the_one_layer_optimum(claim, profile, T):
     """Reported (what training finds, not the theorem): at this T, the median squared
@@ -568,28 +557,29 @@ def test_trained_stacks_against_the_construction_and_the_one_layer_optimum(claim
     row = _grid(profile)[T]
     kf = row["refs"]["kalman"]
     for L in DEPTHS:
-        per = [_median_ratio(e, kf) for e in row["models"][L]]
+        summ = [_lds.error_summary(e, kf) for e in row["models"][L]]
+        per = [x["median"] for x in summ]
         claim.record(claim=CLAIM, check="trained-median-error", setting="a", s=S, T=T, layers=L, radius=RADIUS,
                      paper_ref=REF_TRAINED, label=f"median squared error / the filter's: trained stacks, L = {L}",
                      runs=[depth_run(L, T, profile.stack_batch, i) for i in range(STACK_SEEDS)],
                      kind="reported", **seed_fields(per),
-                     details={"tail_share_per_seed": [_tail_share(e, kf) for e in row["models"][L]],
-                              "tail_multiple_of_filter_mse": TAIL_MULTIPLE,
-                              "q90_ratio_per_seed": [float(np.quantile(e, 0.9) / np.quantile(kf, 0.9))
-                                                     for e in row["models"][L]],
+                     details={"tail_share_per_seed": [x["tail_share"] for x in summ],
+                              "tail_multiple_of_filter_mse": _lds.TAIL_MULTIPLE,
+                              "q90_ratio_per_seed": [x["q90"] for x in summ],
                               "over_one_layer_optimum_per_seed": [
-                                  v / _median_ratio(row["refs"]["one-layer-optimum"], kf) for v in per],
+                                  v / _lds.error_summary(row["refs"]["one-layer-optimum"], kf)["median"] for v in per],
                               "lr": float(trained(depth_run(L, T, profile.stack_batch, 0), profile).config.lr)})
     for name, err in row["refs"].items():
         if name == "kalman":
             continue
         L = int(name.split("=")[1]) if name.startswith("construction-L=") else None
+        summary = _lds.error_summary(err, kf)
         claim.record(claim=CLAIM, check="reference-median-error", setting="a", s=S, T=T, radius=RADIUS,
                      variant=name, paper_ref=REF_TRAINED,
                      label=f"median squared error / the filter's: {name.replace('-', ' ')}"
                            + (" (L(T))" if L == depth_for(T) else ""),
-                     measured=_median_ratio(err, kf), kind="reported",
-                     details={"tail_share": _tail_share(err, kf), "non_finite": int((~np.isfinite(err)).sum())})
+                     measured=summary["median"], kind="reported",
+                     details={"tail_share": summary["tail_share"], "non_finite": summary["non_finite"]})
     claim.check_all()
 
 

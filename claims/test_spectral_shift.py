@@ -63,8 +63,6 @@ WIDE, NARROW = max(SHIFT_RADII), min(SHIFT_RADII)
 OUTSIDE = (1.0, 1.05)
 #: smallest change in the typical (median) error called a gain or a cost (ours)
 FACTOR = 1.05
-#: a sequence's squared error beyond this multiple of the filter's MSE counts as a tail event (ours)
-TAIL_MULTIPLE = 10.0
 
 
 def _variant(radius: float) -> str:
@@ -86,18 +84,6 @@ def test_training_run(profile, layers, radius, seed_index):
     assert np.isfinite(run.eval_loss) and np.median(h[-len(h) // 10:]) <= 1.05 * np.median(h[:10])
 
 
-def _summary(err, kf) -> dict:
-    """Median, 90 % quantile and tail share of one row's squared errors, each over the filter's
-    (a non-finite error counts as +inf)."""
-    non_finite = int((~np.isfinite(err)).sum())
-    err = np.where(np.isfinite(err), err, np.inf)
-    mse_kf = float(kf.mean())
-    return {"median": float(np.median(err)) / float(np.median(kf)),
-            "q90": float(np.quantile(err, 0.9)) / float(np.quantile(kf, 0.9)),
-            "tail_share": float(np.mean(err > TAIL_MULTIPLE * mse_kf)),
-            "median_error": float(np.median(err)), "non_finite": non_finite}
-
-
 @functools.lru_cache(maxsize=None)
 def _table(profile) -> dict:
     """{test radius: {"runs": {(L, train radius): [summary per seed]}, "baselines": {...},
@@ -107,14 +93,14 @@ def _table(profile) -> dict:
         systems, y = _lds.heldout_systems("a", profile.heldout_sequences, 30, r)
         target = y[:, -1]
         kf = (kalman_predict(systems, y).prediction - target) ** 2
-        runs = {(L, rt): [_summary((_lds.predict(trained(shift_run(L, rt, profile.stack_batch, i), profile), y)
+        runs = {(L, rt): [_lds.error_summary((_lds.predict(trained(shift_run(L, rt, profile.stack_batch, i), profile), y)
                                     - target) ** 2, kf) for i in range(STACK_SEEDS)]
                 for L in profile.shift_depths for rt in SHIFT_RADII}
         ls = (predict_ar(ols_ar(y, 2, ridge=1e-8), y, 2) - target) ** 2
         n4 = (n4sid_predict(y[:N4SID_SEQUENCES]).prediction - target[:N4SID_SEQUENCES]) ** 2
         n4_ok = np.isfinite(n4)
-        baselines = {"least-squares-ar2": _summary(ls, kf),
-                     "n4sid": {**_summary(n4[n4_ok], kf[:N4SID_SEQUENCES][n4_ok]),
+        baselines = {"least-squares-ar2": _lds.error_summary(ls, kf),
+                     "n4sid": {**_lds.error_summary(n4[n4_ok], kf[:N4SID_SEQUENCES][n4_ok]),
                                "failed_fits": int((~n4_ok).sum())}}
         out[r] = {"runs": runs, "baselines": baselines, "median_kf": float(np.median(kf)),
                   "mse_kf": float(kf.mean())}
@@ -136,7 +122,7 @@ def test_errors_by_training_and_test_radius(claim, profile):
                          **seed_fields([p["median"] for p in per]),
                          details={"q90_ratio_per_seed": [p["q90"] for p in per],
                                   "tail_share_per_seed": [p["tail_share"] for p in per],
-                                  "tail_multiple_of_filter_mse": TAIL_MULTIPLE,
+                                  "tail_multiple_of_filter_mse": _lds.TAIL_MULTIPLE,
                                   "non_finite_per_seed": [p["non_finite"] for p in per],
                                   "median_error_per_seed": [p["median_error"] for p in per],
                                   "filter_median_error": t["median_kf"], "filter_mse": t["mse_kf"]})
