@@ -22,8 +22,9 @@ and of the Kalman, depth and shift claims in ``_lds.py``):
 The harness:
 
 - :mod:`claims.records`   how a check records what it measured, its interval and verdict
-  (``claim.record(...).check()``): the record type ``ClaimRecord`` with its ``check_id``,
-  coordinates and per-run entries.
+  (``claim.record(...).check()``): the record type ``ClaimRecord``.
+- :mod:`claims.identity`  a check's ``check_id`` and coordinates (``Coords``), the runs
+  behind it (``RunRef``, ``RunEntry``).
 - :mod:`claims.runs`      the run store: every trained run a claim uses -- its id, its
   configuration (the only definition; the command line reads it too), its weights
   (``trained``) -- and the runs of each claim.

@@ -39,7 +39,7 @@ from matplotlib.patches import Rectangle
 
 from claims.display import format_value
 from claims.fig_training import render_training_figures
-from claims.records import Coords
+from claims.identity import Coords
 from theory.parity import class_masks, classify
 
 __all__ = ["render_figures", "claim_of", "FIGURE_CLAIMS"]

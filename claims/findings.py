@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 
 from claims.display import format_criterion, format_interval, format_value
 from claims.headlines import HEADLINES, WITHOUT_HEADLINE, Headline
-from claims.records import Coords
+from claims.identity import Coords
 
 __all__ = ["OUTCOMES", "outcome", "Finding", "findings", "summary_line", "render_findings", "anchor"]
 

@@ -32,7 +32,7 @@ from claims.display import format_basis, format_criterion, format_interval, form
 from claims.figures import claim_of
 from claims.findings import anchor, findings, summary_line
 from claims.headlines import headlines_of
-from claims.records import Coords
+from claims.identity import Coords
 
 __all__ = ["render_html"]
 

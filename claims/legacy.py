@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from claims import runs as run_ids
-from claims.records import RECORD_FIELDS, Coords, check_id, run_entries
+from claims.identity import Coords, check_id
+from claims.records import RECORD_FIELDS, run_entries
 from claims.report import SCHEMA, inconclusive_summary
 from models.files import atomic_write_text
 from theory.jsonvalues import dumps

@@ -35,7 +35,7 @@ from claims.compare import current
 from claims.display import format_basis, format_criterion, format_interval, format_value
 from claims.findings import findings, render_findings
 from claims.headlines import headlines_of
-from claims.records import Coords
+from claims.identity import Coords
 
 __all__ = ["START", "END", "render_block", "render_verdicts", "replace_block", "main"]
 

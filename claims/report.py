@@ -33,7 +33,7 @@ from claims.collect import sort_records
 from claims.figures import render_figures
 from claims.html import render_html
 from claims.display import format_basis, format_criterion, format_interval, format_value
-from claims.records import Coords
+from claims.identity import Coords
 from claims.stats import LEVEL
 from models.files import atomic_write_text
 from theory.jsonvalues import dumps

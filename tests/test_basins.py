@@ -84,7 +84,8 @@ def test_bad_input():
 # ---------------------------------------------------------------------------- records judged by basin
 
 from claims.basins import BasinSplit, headline_basin, record_fields  # noqa: E402
-from claims.records import Record, RunRef, make_record  # noqa: E402
+from claims.identity import RunRef  # noqa: E402
+from claims.records import Record, make_record  # noqa: E402
 from claims.stats import AFFORDABLE_SEEDS, widen_for_reference, seed_fields  # noqa: E402
 
 RUNS = [RunRef(f"ars/a/s=2/seed={i}", i) for i in range(8)]

@@ -87,7 +87,7 @@ from _figkeep import Keep as _Keep  # noqa: E402
 def _trained(check, setting, values, tol, comparator, verdict=None, basins=None):
     """A trained check as claims.records builds it: per-seed values, or runs judged by basin."""
     from claims.basins import BasinSplit
-    from claims.records import RunRef
+    from claims.identity import RunRef
     runs = [RunRef(f"ars/{setting}/s=2/seed={i}", i) for i in range(len(values))]
     kw = dict(claim="demo", check=check, paper_ref="ref", label="a long label of what was measured",
               setting=setting, s=2, tolerance=tol, comparator=comparator, tolerance_source="project")
@@ -149,7 +149,7 @@ def test_cosine_figure_draws_each_seed_and_the_papers_number_read_from_the_recor
     d = {"per_seed": per_seed, "optimum": per_seed[0], "basin_per_seed": ["opt", "far", "opt"]}
     cos = _rec("cos_1-mean", "a", 4, d, claim="pcg-alignment")
     from claims.basins import BasinSplit
-    from claims.records import RunRef
+    from claims.identity import RunRef
     trained = make_record(claim="pcg-alignment", check="trained-cos1", paper_ref="r", label="m", setting="a", s=4,
                           runs=[RunRef(f"ars/a/s=4/seed={k}", k) for k in range(3)],
                           run_values=[0.5 + 0.1 * k - 0.88 for k in range(3)], tolerance=0.05,

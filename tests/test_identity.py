@@ -13,8 +13,8 @@ import pytest
 
 from claims.headlines import HEADLINES, WITHOUT_HEADLINE, headline_ids
 from claims.legacy import upgrade_record
-from claims.records import (ClaimRecord, ClaimRecorder, Coords, RunEntry, RunRef, check_id, duplicate_ids,
-                            make_record, per_run_extras)
+from claims.identity import Coords, RunEntry, RunRef, check_id, per_run_extras
+from claims.records import ClaimRecord, ClaimRecorder, duplicate_ids, make_record
 from claims.profiles import PROFILES, QUICK, get_profile
 from claims.runs import ar1_run
 from claims.stats import seed_fields
