@@ -111,8 +111,8 @@ def _export(args, parser) -> int:
     k = result.config.s + 1
     buf = io.BytesIO()
     np.savez(buf, W_V=np.reshape(result.W_V, (L, k, k)), W_QK=np.reshape(result.W_QK, (L, k, k)),
-             config=json.dumps(result.config.to_dict()), fingerprint=json.dumps(data.get("fingerprint")),
-             cache_key=path.stem, run=json.dumps(run_id))
+             config=dumps(result.config.to_dict()), fingerprint=dumps(data.get("fingerprint")),
+             cache_key=path.stem, run=dumps(run_id))
     try:
         atomic_write_bytes(out, buf.getvalue())
     except OSError as exc:

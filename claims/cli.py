@@ -19,6 +19,7 @@ expensive work).  A closed output pipe (``ldsicl ... | head``) ends the command 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from fractions import Fraction
@@ -26,6 +27,7 @@ from importlib import metadata
 
 from claims import cache_commands, commands
 from claims.profiles import PROFILES
+from models.config import TrainConfig
 from theory.systems import SETTINGS, LDSFamily
 from theory.validation import check_int, check_rational, check_real
 
@@ -117,9 +119,19 @@ def _examples(*lines) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-#: the family options and their defaults (LDSFamily's: docs/settings.md, Defaults)
-_FAMILY_DEFAULTS = {"setting": "a", "T": 30, "d": 5, "sigma_w": Fraction(1, 10), "sigma_v": Fraction(1, 10),
-                    "sigma_0": Fraction(1)}
+#: the training options' defaults: models.config.TrainConfig's own (docs/settings.md, Training)
+_TRAIN_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+_LDS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(LDSFamily)}
+#: the family options and their defaults: LDSFamily's (docs/settings.md, Defaults; the setting
+#: TrainConfig's), the noise levels as the exact fractions of their decimal values
+_FAMILY_DEFAULTS = {"setting": _TRAIN_DEFAULTS["setting"], "T": _LDS_DEFAULTS["T"], "d": _LDS_DEFAULTS["d"],
+                    **{k: Fraction(str(_LDS_DEFAULTS[k])) for k in ("sigma_w", "sigma_v", "sigma_0")}}
+
+
+def _said(name: str) -> str:
+    """`` (default: X)`` for a training option left None in the parser: TrainConfig's default."""
+    value = _TRAIN_DEFAULTS[name]
+    return f" (default: {','.join(map(str, value)) if isinstance(value, tuple) else value})"
 
 
 def _add_family_args(p, *, defaults=True):
@@ -208,29 +220,29 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--profile", choices=tuple(PROFILES), default=None,
                     help="the profile whose run --claim names (the stacks' batch differs; default: quick)")
     _add_family_args(pt, defaults=False)
-    pt.add_argument("--s", type=_int("s", 1), default=None, help="AR window s (default: 1)")
+    pt.add_argument("--s", type=_int("s", 1), default=None, help="AR window s" + _said("s"))
     pt.add_argument("--layers", type=_int("layers", 1), default=None,
-                    help="attention layers in the stack (default: 1)")
+                    help="attention layers in the stack" + _said("layers"))
     pt.add_argument("--radius", type=_real("radius", positive=True), default=None,
-                    help="largest eigenvalue modulus of the systems (default: 1.0)")
-    pt.add_argument("--steps", type=_int("steps", 1), default=None, help="optimiser steps (default: 8000)")
-    pt.add_argument("--batch", type=_int("batch", 1), default=None, help="fresh systems per step (default: 3000)")
-    pt.add_argument("--seed", type=_int("seed", 0), default=None, help="seed of every random stream (default: 0)")
-    pt.add_argument("--lr", type=_real("lr", positive=True), default=None, help="peak learning rate (default: 0.001)")
-    pt.add_argument("--lr-min", type=_real("lr_min"), default=None, help="learning rate at the end (default: 0.0)")
+                    help="largest eigenvalue modulus of the systems" + _said("radius"))
+    pt.add_argument("--steps", type=_int("steps", 1), default=None, help="optimiser steps" + _said("steps"))
+    pt.add_argument("--batch", type=_int("batch", 1), default=None, help="fresh systems per step" + _said("batch"))
+    pt.add_argument("--seed", type=_int("seed", 0), default=None, help="seed of every random stream" + _said("seed"))
+    pt.add_argument("--lr", type=_real("lr", positive=True), default=None, help="peak learning rate" + _said("lr"))
+    pt.add_argument("--lr-min", type=_real("lr_min"), default=None, help="learning rate at the end" + _said("lr_min"))
     pt.add_argument("--warmup-steps", type=_int("warmup_steps", 0), default=None,
                     help="linear warm-up steps (default: 5 %% of steps)")
-    pt.add_argument("--weight-decay", type=_real("weight_decay"), default=None, help="AdamW decay (default: 0.0)")
+    pt.add_argument("--weight-decay", type=_real("weight_decay"), default=None, help="AdamW decay" + _said("weight_decay"))
     pt.add_argument("--betas", type=_pair("betas"), default=None, metavar="B1,B2",
-                    help="AdamW betas (default: 0.9,0.999)")
+                    help="AdamW betas" + _said("betas"))
     pt.add_argument("--grad-clip", type=_real("grad_clip", positive=True), default=None,
-                    help="global gradient-norm clipping (default: 1000.0)")
+                    help="global gradient-norm clipping" + _said("grad_clip"))
     pt.add_argument("--init-scale", type=_real("init_scale"), default=None,
-                    help="std of the initial weights (default: 0.01)")
+                    help="std of the initial weights" + _said("init_scale"))
     pt.add_argument("--dtype", choices=("float32", "float64"), default=None,
-                    help="training precision (default: float32)")
+                    help="training precision" + _said("dtype"))
     pt.add_argument("--forward", choices=("effective", "model"), default=None,
-                    help="loss through the effective form or the full forward pass (default: effective)")
+                    help="loss through the effective form or the full forward pass" + _said("forward"))
     pt.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
     pt.add_argument("--max-memory", type=_real("max_memory", positive=True), default=None,
                     help="GiB the run may plan to use (default: half this machine's memory)")

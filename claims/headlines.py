@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from claims.records import Coords, check_id
+from claims.identity import Coords, check_id
+from theory.systems import SYMMETRIC_SETTINGS
 
 __all__ = ["Headline", "HEADLINES", "headline_ids", "headlines_of", "WITHOUT_HEADLINE"]
 
@@ -26,7 +27,8 @@ __all__ = ["Headline", "HEADLINES", "headline_ids", "headlines_of", "WITHOUT_HEA
 #: AR(1) metrics move with a training choice, and where the protocol takes the AR(s) layers.
 WITHOUT_HEADLINE = ("training-sensitivity", "training-basins")
 
-_SYMMETRIC = ("a", "b", "c", "d")
+#: the families with Lemma 4.1's symmetry (the asymmetric one is every claim's control)
+_SYMMETRIC = SYMMETRIC_SETTINGS
 _WINDOWS = (2, 3, 4)
 #: the windows whose trained layers both profiles have (Profile.trained_windows): a headline
 #: names checks that every profile records

@@ -26,11 +26,13 @@ quick, 1500 paper), carry their batch in the id.  From an id:
 The learning rates and betas are the project's choices (the paper gives one protocol for
 AR(1), docs/math.md section 2): AR(s) runs train at :data:`ARS_LR` with betas
 :data:`ARS_BETAS` (docs/notes.md, "Learning rate and betas for s >= 2"); a stack of L
-layers at :data:`STACK_LR` [L], chosen per depth on held-out MSE by a scan of its own
-(docs/notes.md, "Stacks: learning rate per depth"; docs/scans/stack_lr.py), never on a
-claim's metric.  Every stack trains on eigenvalues in [-0.9, 0.9] (:data:`TRAIN_RADIUS`,
-the depth construction's law, claims/test_depth.py), except the spectral-shift claim's
-wider and narrower trainings (:data:`SHIFT_RADII`).
+layers at :data:`STACK_LR` [L], chosen per depth on the held-out median squared error by a
+scan of its own (docs/notes.md, "Stacks: learning rate per depth"; docs/scans/stack_lr.py),
+never on a claim's metric.  Every stack trains on eigenvalues in [-0.9, 0.9]
+(:data:`TRAIN_RADIUS`, the depth construction's law, claims/test_depth.py), except the
+spectral-shift claim's wider and narrower trainings (:data:`SHIFT_RADII`), whose learning
+rate per depth and radius comes from the same scan at their radius (:data:`SHIFT_LR`,
+``stack_lr.py --shift``).
 
 Which windows and depths a profile trains is the profile's (claims/profiles.py,
 ``trained_windows``, ``shift_depths``); the ids are the same in both.
@@ -51,7 +53,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
-from claims.records import RunRef
+from claims.identity import RunRef
 from claims.seeds import seed_for
 from models.cache import train_cached
 from models.config import TrainConfig
@@ -60,7 +62,7 @@ __all__ = ["RunRef", "ar1_run", "ars_run", "trained_layer_run", "depth_run", "de
            "sensitivity_run", "ar1_config", "ars_config", "depth_config", "shift_config",
            "sensitivity_config", "config_for", "trained", "claim_runs", "CLAIM_RUNS",
            "AR1_SETTINGS", "ARS_SETTINGS", "WINDOWS", "ARS_LR", "ARS_BETAS", "STACK_S", "DEPTHS",
-           "DEPTH_T", "SHIFT_DEPTHS", "TRAIN_RADIUS", "STACK_LR", "STACK_BETAS", "STACK_SEEDS",
+           "DEPTH_T", "SHIFT_DEPTHS", "TRAIN_RADIUS", "STACK_LR", "SHIFT_LR", "STACK_BETAS", "STACK_SEEDS",
            "SENSITIVITY_SETTINGS", "SENSITIVITY_VARIANTS", "SENSITIVITY_SEEDS", "PCG_S", "PCG_SETTINGS",
            "PARITY_SETTINGS", "PARITY_WINDOWS", "BASIN_SETTINGS"]
 
@@ -93,6 +95,9 @@ TRAIN_RADIUS = 0.9
 SHIFT_RADII = (0.5, TRAIN_RADIUS, 1.0)
 #: peak learning rate of a stack of L layers (module doc)
 STACK_LR = {1: 1e-2, 2: 1e-2, 4: 1e-2}
+#: the spectral shift's stacks: the peak learning rate per (depth, training radius) where the
+#: scan at that radius chose another than STACK_LR (docs/notes.md; stack_lr.py --shift)
+SHIFT_LR = {(1, 1.0): 1e-1, (4, 1.0): 3e-3}
 STACK_BETAS = (0.9, 0.99)
 STACK_SEEDS = 3
 
@@ -189,8 +194,8 @@ def shift_config(layers: int, radius: float, seed_index: int, profile) -> TrainC
     claim trained other radii, so that each radius starts from its own seed."""
     key = (layers, seed_index) if radius == TRAIN_RADIUS else (layers, radius, seed_index)
     return TrainConfig(setting="a", s=STACK_S, layers=layers, radius=radius, steps=profile.train_steps,
-                       batch=profile.stack_batch, lr=STACK_LR[layers], betas=STACK_BETAS,
-                       seed=seed_for(SHIFT_NAMESPACE, *key))
+                       batch=profile.stack_batch, lr=SHIFT_LR.get((layers, radius), STACK_LR[layers]),
+                       betas=STACK_BETAS, seed=seed_for(SHIFT_NAMESPACE, *key))
 
 
 def sensitivity_config(setting: str, variant: str, seed_index: int, profile) -> TrainConfig:

@@ -81,7 +81,7 @@ def test_no_writer_of_json_bypasses_the_policy():
     fingerprint, strings); none writes bare NaN tokens (allow_nan=True).  Planted: such a
     call is found."""
     allowed = {("models/config.py", "key"), ("models/cache.py", "cache_key"),
-               ("models/fingerprint.py", "digest"), ("claims/cache_commands.py", "_export")}
+               ("models/fingerprint.py", "digest")}
 
     def calls(tree, rel):
         out = []
