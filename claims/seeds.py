@@ -12,11 +12,16 @@ depend on which pytest-xdist worker ran the test::
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["seed_for", "rng_for", "claim_settings"]
+__all__ = ["seed_for", "rng_for", "claim_settings", "import_every_module"]
+
+_ROOT = Path(__file__).resolve().parents[1]
 
 
 def seed_for(*parts) -> int:
@@ -51,8 +56,41 @@ def claim_settings(profile):
             @given(...)
             def inner(...): ...
             inner()
+
+    The first call in a process imports every module of the project
+    (:func:`import_every_module`): hypothesis also draws, now and then, literals from the
+    source of the project's modules imported so far, and which those are would otherwise
+    depend on the tests that ran before in the same process.
     """
     from hypothesis import settings    # about 0.6 s of start-up: only the property checks need it
 
+    import_every_module()
+
     return settings(max_examples=profile.hypothesis_examples, deadline=None,
                     derandomize=not profile.run.random_draws)
+
+
+
+@functools.lru_cache(maxsize=None)
+def import_every_module() -> tuple[str, ...]:
+    """Import every module of theory/, models/ and claims/ (the claim files aside) once per
+    process; the names imported, in order.
+
+    Why: hypothesis (6.13x and later) mixes into its draws, with a small probability per
+    choice, constants found in the source of the *local* modules imported so far (test
+    files excepted; ``hypothesis.internal.conjecture.providers``).  Which of the project's
+    modules a pytest-xdist worker has imported when a property claim draws depends on the
+    tests it ran before, so one derandomised claim drew different systems in different runs
+    (improper-learning's fifth draw: seed 512 in one run, 500 and 1000 in others).  With
+    every module imported first the constants are a function of the code alone, the same in
+    every process and order.  About 4 s once per process that runs a property claim.
+    """
+    names = []
+    for pkg in ("theory", "models", "claims"):
+        for path in sorted((_ROOT / pkg).glob("*.py")):
+            if path.stem.startswith("test_") or path.stem == "__main__":
+                continue
+            name = pkg if path.stem == "__init__" else f"{pkg}.{path.stem}"
+            importlib.import_module(name)
+            names.append(name)
+    return tuple(names)

@@ -185,3 +185,42 @@ def test_a_real_claim_serially_and_under_xdist(tmp_path):
     res = _compare(*reports)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "bit-identical:      3" in res.stdout and "RESULT: MATCH" in res.stdout
+
+
+CONTEXT = '''
+import sys
+if sys.argv[1] == "extra":
+    import theory.n4sid, theory.stationary, models.twins      # project modules the rest leaves out
+from hypothesis import given, settings, strategies as st
+from claims.profiles import get_profile
+from claims.seeds import claim_settings
+drawn = []
+deco = (claim_settings(get_profile("paper")) if sys.argv[2] == "claim"      # 200 examples
+        else settings(max_examples=100, derandomize=True, deadline=None, database=None))
+@deco
+@given(n=st.integers(0, 2 ** 32 - 1))
+def run(n):
+    drawn.append(n)
+run()
+print(drawn)
+'''
+
+
+def _draws(tmp_path, context: str, mode: str) -> str:
+    script = tmp_path / "draws.py"
+    script.write_text(CONTEXT)
+    proc = run_bounded([PYTHON, str(script), context, mode], timeout=120, cwd=tmp_path, env=clean_env(REPO))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout.strip()
+
+
+def test_claim_draws_do_not_depend_on_the_modules_imported_before(tmp_path):
+    """claims.seeds.claim_settings draws the same examples whether or not other project
+    modules were imported first (it imports them all: import_every_module).  Control: plain
+    derandomised hypothesis settings do depend on it in this hypothesis (it draws constants
+    from the local modules imported so far) -- the context the claims' draws were exposed to."""
+    assert _draws(tmp_path, "bare", "claim") == _draws(tmp_path, "extra", "claim")
+    from hypothesis.internal.conjecture import providers
+    if not hasattr(providers, "_get_local_constants"):
+        pytest.skip("this hypothesis draws no constants from local modules: the control has nothing to show")
+    assert _draws(tmp_path, "bare", "plain") != _draws(tmp_path, "extra", "plain")
