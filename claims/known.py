@@ -70,6 +70,15 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
     **{f"pcg-alignment/optimum-cos1/{st}/s=4": {p: ("not reproduced: at the population optimum the mean cos_1 "
                                                     f"lies, with its whole interval, outside the paper's {_COS[st]}")
                                                 for p in _BOTH} for st in ("a", "b")},
+    # our operationalisation of the second seed's advice, widen the training range
+    # (claims/test_spectral_shift.py): with every radius trained to its optimum, the wider
+    # training gains less than 5 % just outside the stacks' range and costs more inside it
+    "spectral-shift/gain-outside/a/L=1/r=1": {"quick": (
+        "not reproduced (our operationalisation): one-layer stacks trained on the wider range (r = 1.0) lower the "
+        "median error at r = 1.0 by less than the 5 % we call a gain")},
+    "spectral-shift/cost-inside/a/L=1/r=0.9": {"quick": (
+        "not reproduced (our operationalisation): one-layer stacks trained on the wider range (r = 1.0) raise the "
+        "median error inside the stacks' range (r = 0.9) by more than the 5 % we allow as a cost")},
     # theta* is not a resting point of the protocol's AdamW at s = 3, 4 (docs/math.md section 5.8)
     **{f"training-basins/twin-stays-at-optimum/{st}/s={s}": {p: _stay(st, s) for p in
                                                             (("paper",) if s == 3 else _BOTH)}

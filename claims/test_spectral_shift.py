@@ -56,7 +56,8 @@ import numpy as np
 import pytest
 
 from claims import _lds
-from claims.runs import SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, config_for, shift_pair, shift_run, trained
+from claims.known import known_params
+from claims.runs import SHIFT_DEPTHS, SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, config_for, shift_pair, shift_run, trained
 from claims.stats import seed_fields
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import kalman_predict
@@ -164,11 +165,17 @@ def _record_ratio(claim, profile, check, L, r, num, den, comparator, control):
         expect="holds" if control is None else "fails", **seed_fields(_ratios(_table(profile), r, L, num, den)))
 
 
-@pytest.mark.parametrize("r", OUTSIDE)
-def test_wider_training_pays_outside(claim, profile, r):
-    for L in profile.shift_depths:
-        _record_ratio(claim, profile, "gain-outside", L, r, TRAIN_RADIUS, WIDE, ">=", None)
-        _record_ratio(claim, profile, "gain-outside", L, r, TRAIN_RADIUS, NARROW, ">=", "a narrower training")
+def _needs_depth(profile, layers: int) -> None:
+    if layers not in profile.shift_depths:
+        pytest.skip(f"profile {profile.name}: the spectral shift trains L in {list(profile.shift_depths)}")
+
+
+@pytest.mark.parametrize("layers, r", known_params(lambda L, r: f"{CLAIM}/gain-outside/a/L={L}/r={r:g}",
+                                                   [(L, r) for L in SHIFT_DEPTHS for r in OUTSIDE]))
+def test_wider_training_pays_outside(claim, profile, layers, r):
+    _needs_depth(profile, layers)
+    _record_ratio(claim, profile, "gain-outside", layers, r, TRAIN_RADIUS, WIDE, ">=", None)
+    _record_ratio(claim, profile, "gain-outside", layers, r, TRAIN_RADIUS, NARROW, ">=", "a narrower training")
     claim.check_all()
 
 
@@ -185,9 +192,11 @@ def test_one_layer_stack_trains_to_its_optimum(claim, profile, radius):
     claim.check_all()
 
 
-def test_wider_training_costs_little_inside(claim, profile):
-    for L in profile.shift_depths:
-        _record_ratio(claim, profile, "cost-inside", L, TRAIN_RADIUS, WIDE, TRAIN_RADIUS, "<=", None)
-        _record_ratio(claim, profile, "cost-inside", L, TRAIN_RADIUS, NARROW, TRAIN_RADIUS, "<=",
-                      "the narrower training, whose range r = 0.9 lies outside")
+@pytest.mark.parametrize("layers", known_params(lambda L: f"{CLAIM}/cost-inside/a/L={L}/r={TRAIN_RADIUS:g}",
+                                                SHIFT_DEPTHS))
+def test_wider_training_costs_little_inside(claim, profile, layers):
+    _needs_depth(profile, layers)
+    _record_ratio(claim, profile, "cost-inside", layers, TRAIN_RADIUS, WIDE, TRAIN_RADIUS, "<=", None)
+    _record_ratio(claim, profile, "cost-inside", layers, TRAIN_RADIUS, NARROW, TRAIN_RADIUS, "<=",
+                  "the narrower training, whose range r = 0.9 lies outside")
     claim.check_all()
