@@ -536,12 +536,14 @@ def _shift_figure(plt, rows, path):
             ax.plot(rs[over], [SHIFT_CLIP] * int(over.sum()), "^", ms=7, color=line[0].get_color())
     ax.axhline(1.0, color="black", lw=0.8)
     ax.axvline(0.9, color="0.6", ls=":", lw=1)
-    ax.set_ylim(0.9, SHIFT_CLIP * 1.05)
+    # the axis ends just above the highest point or interval drawn, at most at the clip
+    highs = [min(max(v, iv[1] if iv else v), SHIFT_CLIP) for _, _, v, iv, _ in rows]
+    ax.set_ylim(0.9, max(1.2, max(highs, default=1.0) * 1.08) if not clipped else SHIFT_CLIP * 1.05)
     ax.set_xlabel("spectral radius r of the test systems (the stacks' own training radius 0.9: dotted)")
     ax.set_ylabel("median squared error / the filter's")
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(f"spectral shift: setting a, lambda ~ U[-r, r]; medians (errors are heavy-tailed); axis clipped at "
-                 f"{SHIFT_CLIP:g} ({clipped} point(s) above, triangles)", fontsize=8)
+    ax.set_title(_wrap(f"spectral shift: setting a, lambda ~ U[-r, r]; medians (errors are heavy-tailed); axis "
+                       f"clipped at {SHIFT_CLIP:g} ({clipped} point(s) above, triangles)", 70), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

@@ -196,6 +196,12 @@ def test_spectral_shift_axis_is_clipped_and_says_so(tmp_path):
     assert any(line.get_marker() == "^" for line in ax.lines)
     assert "L=4, trained at r = 0.9" in [t.get_text() for t in ax.get_legend().get_texts()]
     _plt.close(keep.figs[0])
+    # nothing above the clip: the axis ends just above the highest interval, not at the clip
+    keep = _Keep()
+    assert figures._shift_figure(keep, rows[:1] + rows[2:], tmp_path / "s2.png") == 0
+    top = keep.figs[0].axes[0].get_ylim()[1]
+    assert 1.5 <= top <= 1.5 * 1.1
+    _plt.close(keep.figs[0])
 
 
 def test_spectral_shift_rows_come_from_the_median_records():
