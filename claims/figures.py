@@ -399,7 +399,7 @@ def _seed_panel(ax, r) -> dict:
     ax.set_yticks([])
     ax.tick_params(labelsize=6)
     ctl = " [control]" if r.get("expect") == "fails" else ""
-    ax.set_title(f"{_where(r)}: {r['check']}{ctl} -- {r['verdict']}", fontsize=7)
+    ax.set_title(_wrap(f"{_where(r)}: {r['check']}{ctl} -- {r['verdict']}", 70), fontsize=7)
     ax.set_xlabel(_wrap(r["label"], 60) + (f"\n{clipped} run(s) beyond the axis (triangles)" if clipped else ""),
                   fontsize=6)
     if names:
