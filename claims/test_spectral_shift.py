@@ -76,20 +76,24 @@ OUTSIDE = (1.0, 1.05)
 FACTOR = 1.05
 
 
+def _needs_depth(profile, layers: int) -> None:
+    if layers not in profile.shift_depths:
+        pytest.skip(f"profile {profile.name}: the spectral shift trains L in {list(profile.shift_depths)}")
+
+
 def _variant(radius: float) -> str:
     return f"trained-at-r={radius:g}"
 
 
 @pytest.mark.parametrize("seed_index", range(STACK_SEEDS))
 @pytest.mark.parametrize("radius", SHIFT_RADII)
-@pytest.mark.parametrize("layers", (1, 4))
+@pytest.mark.parametrize("layers", SHIFT_DEPTHS)
 def test_training_run(profile, layers, radius, seed_index):
     """One stack (cached); sanity: it did not get worse -- the median of the last 10 % of
     its training-loss bins is at most 1.05 times the median of its first 10 (medians: a
     stack's late losses are heavy-tailed, claims/test_depth.py, test_training_loss_tails;
     at radius 0.5 there is little to learn, the zero predictor is nearly optimal)."""
-    if layers not in profile.shift_depths:
-        pytest.skip(f"profile {profile.name}: the spectral shift trains L in {list(profile.shift_depths)}")
+    _needs_depth(profile, layers)
     run = trained(shift_run(layers, radius, profile.stack_batch, seed_index), profile)
     h = np.asarray(run.loss_history)
     assert np.isfinite(run.eval_loss) and np.median(h[-len(h) // 10:]) <= 1.05 * np.median(h[:10])
@@ -163,11 +167,6 @@ def _record_ratio(claim, profile, check, L, r, num, den, comparator, control):
         runs=[shift_pair(L, (num, den), profile.stack_batch, i) for i in range(STACK_SEEDS)],
         tolerance=FACTOR, comparator=comparator, tolerance_source="project",
         expect="holds" if control is None else "fails", **seed_fields(_ratios(_table(profile), r, L, num, den)))
-
-
-def _needs_depth(profile, layers: int) -> None:
-    if layers not in profile.shift_depths:
-        pytest.skip(f"profile {profile.name}: the spectral shift trains L in {list(profile.shift_depths)}")
 
 
 @pytest.mark.parametrize("layers, r", known_params(lambda L, r: f"{CLAIM}/gain-outside/a/L={L}/r={r:g}",
