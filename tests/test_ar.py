@@ -286,3 +286,18 @@ def test_shape_messages_state_the_expected_shape():
     H = np.stack([np.eye(2), 2 * np.eye(2)])
     with pytest.raises(ValueError, match=r"^w0 must broadcast to \(2, 2\), got shape \(3, 2\)$"):
         pcg(H, np.ones((2, 2)), w0=np.zeros((3, 2)))
+
+
+def test_eq17_weights_take_a_batch_of_layers_and_contexts():
+    """attention_ar_weights on (k, s+1, s+1) weights and (k, T) sequences is the k single
+    calls stacked (the claims evaluate many trained layers at once)."""
+    from theory.ar import attention_ar_weights
+    rng = np.random.default_rng(5)
+    s, T, k = 2, 9, 4
+    W_V, W_QK, y = rng.normal(size=(k, s + 1, s + 1)), rng.normal(size=(k, s + 1, s + 1)), rng.normal(size=(k, T))
+    batched = attention_ar_weights(W_V, W_QK, y, s)
+    assert batched.shape == (k, s)
+    for i in range(k):
+        np.testing.assert_allclose(batched[i], attention_ar_weights(W_V[i], W_QK[i], y[i], s), rtol=1e-13, atol=1e-15)
+    with pytest.raises(ValueError, match="W_QK must have trailing shape"):
+        attention_ar_weights(W_V, W_QK[:, :, :s], y, s)

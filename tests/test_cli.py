@@ -278,8 +278,9 @@ def test_optimum_json(capsys):
     assert main(["optimum", "--setting", "a", "--s", "1", "--starts", "4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     for key in ("loss", "W_V", "W_QK", "class", "odd_share", "stderr", "method", "in_class",
-                "stationary_points"):
+                "stationary_points", "out_of_class_share", "out_of_class_share_by_class"):
         assert key in out
+    assert 0.0 <= out["out_of_class_share"] <= 1e-8                  # theta* lies in a class
     W_V, W_QK = np.array(out["W_V"]), np.array(out["W_QK"])
     coef = W_V[1, 1] * W_QK[0, 0] + W_V[1, 0] * W_QK[1, 0]
     assert coef == pytest.approx(REFERENCE_KAPPA, rel=1e-8)
@@ -293,6 +294,10 @@ def test_optimum_text_and_setting_d(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^L\* = \S+ \+- \S+\s+\(moments: mc-trajectories-antithetic\)", out, re.M)
     assert "best point in class b-even" in out and "W_QK[:, :s] =" in out
+    # b = W_V[s, :] printed in the canonical gauge: one row of s + 1 numbers, the largest 1 in size
+    b_row = out.split("(canonical gauge, largest |b_r| = 1) =\n", 1)[1].split("\n", 1)[0]
+    b = [float(x) for x in b_row.replace("[", " ").replace("]", " ").split()]
+    assert len(b) == 3 and max(abs(x) for x in b) == 1.0
 
 
 def test_a_closed_pipe_ends_quietly():

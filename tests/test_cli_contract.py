@@ -13,6 +13,7 @@ import argparse
 import json
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -132,11 +133,33 @@ def test_quadrature_alias(capsys):
     assert out["method"] == "gauss-legendre" and out["exact"] is None
 
 
+@pytest.mark.parametrize("argv, warned", [(["--method", "exact"], True),
+                                           (["--method", "quadrature"], False)])
+def test_a_long_exact_computation_is_announced_before_it_starts(argv, warned, monkeypatch, capsys):
+    """Where the exact rational route would take long (theory.kappa.exact_seconds over 10 s),
+    a warning naming the quicker quadrature goes to stderr before the work starts (the work
+    itself is stubbed out here)."""
+    import claims.commands as commands
+
+    def stop(*a, **k):
+        raise ValueError("stopped before the work")
+    monkeypatch.setattr(commands.kappa_mod, "exact_seconds", lambda T, d: 3600.0)
+    monkeypatch.setattr(commands.kappa_mod, "kappa", stop)
+    assert main(["kappa", "--T", "40", "--d", "1", *argv]) == 2
+    err = capsys.readouterr().err
+    assert ("warning: exact rational arithmetic at T = 40 takes about" in err) == warned, err
+    assert "stopped before the work" in err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["kappa", "--T", "abc"], "argument --T: T must be an integer, got 'abc'"),
     (["kappa", "--seed", "-1"], "argument --seed: seed must be an integer >= 0"),
     (["train", "--seed", "-1"], "argument --seed: seed must be an integer >= 0"),
     (["train", "--lr", "abc"], "argument --lr: lr must be a real number, got 'abc'"),
+    (["kappa", "--sigma-0", "abc"], "argument --sigma-0: sigma_0 must be"),
+    (["train", "--radius", "0"], "argument --radius: radius must be > 0"),
+    (["train", "--forward", "nope"], "argument --forward: invalid choice: 'nope'"),
+    (["train", "--dtype", "float16"], "argument --dtype: invalid choice: 'float16'"),
 ])
 def test_number_parsers_name_the_parameter(argv, message, capsys):
     assert main(argv) == 2
@@ -145,11 +168,84 @@ def test_number_parsers_name_the_parameter(argv, message, capsys):
 
 def test_train_passes_every_family_field_and_prints_the_weights(tmp_path, capsys):
     argv = ["train", "--steps", "2", "--batch", "8", "--sigma-w", "0.2", "--sigma-v", "0.3",
-            "--sigma-0", "0.5", "--T", "7", "--d", "2", "--device", "cpu", "--no-progress", "--no-cache"]
+            "--sigma-0", "0.5", "--T", "7", "--d", "2", "--radius", "0.9", "--device", "cpu", "--no-progress",
+            "--no-cache"]
     assert main(argv + ["--json"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert TrainConfig.from_dict(rec["config"]) == TrainConfig(
-        steps=2, batch=8, sigma_w=0.2, sigma_v=0.3, sigma_0=0.5, T=7, d=2)
+        steps=2, batch=8, sigma_w=0.2, sigma_v=0.3, sigma_0=0.5, T=7, d=2, radius=0.9)
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert re.search(r"^W_V =$", out, re.M) and re.search(r"^W_QK =$", out, re.M)
+
+
+def test_every_example_in_the_help_is_a_command_the_parser_takes():
+    """The ``examples:`` of ``ldsicl --help`` and of every subcommand's help parse (no
+    execution): each line starts with ``ldsicl`` and its arguments are accepted."""
+    import shlex
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    seen = 0
+    for p in [parser, *subs.choices.values()]:
+        epilog = p.epilog or ""
+        assert "examples:" in epilog, p.prog
+        for line in epilog.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines():
+            words = shlex.split(line.split("#", 1)[0])
+            assert words[0] == "ldsicl", (p.prog, line)
+            try:
+                parser.parse_args(words[1:])
+            except SystemExit as exc:
+                raise AssertionError(f"{p.prog}: example {line.strip()!r} does not parse") from exc
+            seen += 1
+    assert seen >= 2 * len(subs.choices)
+
+
+def test_train_takes_both_dtypes_and_both_forward_passes():
+    parser = build_parser()
+    for dtype in ("float32", "float64"):
+        assert parser.parse_args(["train", "--dtype", dtype]).dtype == dtype
+    for forward in ("effective", "model"):
+        assert parser.parse_args(["train", "--forward", forward]).forward == forward
+
+
+#: every help screen of ``ldsicl`` as a user sees it at 100 columns (tests/data/cli_help.txt);
+#: after a deliberate change to the interface, rewrite it with
+#: ``python -c "import sys; sys.path.insert(0, 'tests'); import test_cli_contract as t; t.write_help()"``
+HELP_FILE = Path(__file__).parent / "data" / "cli_help.txt"
+
+
+def help_screens() -> str:
+    import os
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = build_parser()
+        subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        screens = [("ldsicl --help", parser.format_help())]
+        for name, sub in subs.choices.items():
+            screens.append((f"ldsicl {name} --help", sub.format_help()))
+            inner = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+            for a in inner:
+                screens += [(f"ldsicl {name} {n} --help", p.format_help()) for n, p in a.choices.items()]
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    text = "".join(f"$ {cmd}\n{text}\n" for cmd, text in screens)
+    return text.replace(str(Path(__file__).resolve().parents[1]), "<repo>")    # the checkout's own path
+
+
+def write_help() -> None:
+    HELP_FILE.write_text(help_screens(), encoding="utf-8")
+
+
+def test_the_help_screens_are_the_reviewed_ones():
+    """The help a user reads (options, defaults, texts, examples) changes only on purpose:
+    each screen equals its reviewed copy in tests/data/cli_help.txt (rewrite it with
+    :func:`write_help` after a deliberate change and review the diff)."""
+    got, want = help_screens(), HELP_FILE.read_text(encoding="utf-8")
+    if got != want:
+        import difflib
+        diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "reviewed", "now"))[:60])
+        raise AssertionError("the help screens changed; review and rewrite tests/data/cli_help.txt:\n" + diff)

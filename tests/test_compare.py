@@ -237,3 +237,30 @@ def test_reworded_labels_keep_the_verdicts(tmp_path):
     assert all([p for p, *_ in diffs] == ["label"] for _, diffs in res.differing)
     # matching by the old key (the label) would have lost every record
     assert len(compare_reports(before, after, key=("label",)).only_before) == 7
+
+
+def test_a_key_on_one_side_only_is_shown_as_missing_on_the_other():
+    from claims.compare import _Diff
+    d = _Diff(rtol=1e-9, ignore=frozenset({"skip"}))
+    d.values({"a": 1.0, "only_before": 2, "skip": 1}, {"a": 1.0, "only_after": [3], "skip": 2}, "rec")
+    assert d.differ == [("rec.only_after", "<missing>", [3]), ("rec.only_before", 2, "<missing>")]
+
+
+def test_long_values_are_cut_to_120_characters_with_an_ellipsis():
+    from claims.compare import _short
+    assert _short("x" * 10) == repr("x" * 10)
+    cut = _short("y" * 500)
+    assert len(cut) == 120 and cut == repr("y" * 500)[:117] + "..."
+
+
+def test_a_schema3_report_is_read_as_the_current_schema():
+    """compare.current maps a schema 3 report through claims.legacy (the published runs of
+    that schema can be compared with today's); a current report is only checked."""
+    from claims.compare import current
+    from claims.legacy import LEGACY_SCHEMA
+    from claims.report import SCHEMA
+    old = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))[:3]
+    data = current({"schema": LEGACY_SCHEMA, "profile": {"name": "quick"}, "records": [e["record"] for e in old]},
+                   "old.json")
+    assert data["schema"] == SCHEMA and [r["check_id"] for r in data["records"]] == [e["check_id"] for e in old]
+    assert current(data, "new.json") is data

@@ -104,3 +104,9 @@ def test_splitmix64_known_answers():
     gamma, mask = 0x9E3779B97F4A7C15, 2 ** 64 - 1
     assert [_splitmix64((k * gamma) & mask) for k in range(3)] == \
         [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+
+
+def test_numbers_given_as_integers_are_stored_as_floats_and_key_alike():
+    """lr_min = 0 and lr_min = 0.0 are one configuration: one value, one type, one cache key."""
+    a, b = TrainConfig(lr_min=0), TrainConfig(lr_min=0.0)
+    assert type(a.lr_min) is float and a == b and a.key() == b.key()

@@ -407,6 +407,7 @@ def label_parsing(source: str) -> list[str]:
     return found
 
 
+@pytest.mark.reads_source
 @pytest.mark.parametrize("path", READERS)
 def test_the_readers_never_parse_label_text(path):
     assert label_parsing((REPO / path).read_text(encoding="utf-8")) == []

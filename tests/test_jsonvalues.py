@@ -75,6 +75,7 @@ def test_kappa_json_spells_non_finite_numbers_as_the_policy_says():
     strict_loads(json.dumps(js, allow_nan=False))
 
 
+@pytest.mark.reads_source
 def test_no_writer_of_json_bypasses_the_policy():
     """Every json.dumps in theory/, models/, claims/ either goes through the policy (the
     module itself) or hashes/stores values that are finite by construction (a key, a

@@ -244,6 +244,8 @@ def test_mc_chunking_invariant():
         r = kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=chunk)
         assert (r.kappa, r.stderr, r.numerator, r.denominator) == (ref.kappa, ref.stderr, ref.numerator, ref.denominator)
         assert r.details["chunk"] == chunk and r.details["m"] == 1000
+    with pytest.raises(ValueError, match="^chunk must be"):
+        kappa_mc_moments(fam, 1000, np.random.default_rng(5), chunk=0)
     fam_b = LDSFamily("b", d=2, T=6)
     rng = np.random.default_rng(5)
     parts = [moment_forms(fam_b.covariance(fam_b.sample_systems(rng, c))) for c in (300, 300, 300, 100)]
@@ -395,3 +397,15 @@ def test_resource_guard_and_strict_json():
     js = bad.to_json()
     assert (js["stderr"], js["denominator"], js["details"]["x"]) == ("Infinity", "NaN", "Infinity")
     json.dumps(js, allow_nan=False)
+
+
+def test_the_memory_estimate_counts_a_chunk_of_system_matrices():
+    """route_bytes is at least what a chunk of the route must hold: for mc-moments the chunk's
+    T x T covariances and its d x d system matrices (float64), for the trajectories the chunk's
+    d x d matrices; the quadrature's 3T + 1 node covariances."""
+    from theory.kappa import route_bytes
+    for T, d in ((5, 50), (40, 2)):
+        fam = LDSFamily("b", d=d, T=T)
+        assert route_bytes(fam, "mc-moments", chunk=10) >= 8 * 10 * (T * T + d * d)
+        assert route_bytes(fam, "mc-trajectories", chunk=10) >= 8 * 10 * d * d
+    assert route_bytes(LDSFamily("a", d=1, T=9), "gauss-legendre") >= 8 * 28 * 81

@@ -46,3 +46,33 @@ def test_known_params_marks_only_listed_checks():
     assert marked.values == ("b", 4) and {m.kwargs["condition"] for m in marked.marks} == {
         "config.getoption('claims_profile') == 'quick'", "config.getoption('claims_profile') == 'paper'"}
     assert all(m.kwargs["strict"] for m in marked.marks)
+    for m in marked.marks:
+        profile = m.kwargs["condition"].rsplit("'", 2)[1]
+        assert m.kwargs["reason"] == reason("banding/trained-odd-share/b/s=4", profile)
+
+
+def test_the_published_phrase_without_an_interval(monkeypatch):
+    import claims.known as known
+    rec = {"measured": 1.25, "interval": None, "comparator": "<=", "tolerance": 1.05,
+           "tolerance_source": "project", "verdict": "fails"}
+    monkeypatch.setattr(known, "_published", lambda profile: {"x/y": rec})
+    assert known.published_numbers("x/y", "quick") == \
+        "last published quick run: 1.25 against <= 1.05 (project's), verdict fails"
+    assert known.published_numbers("x/z", "quick") is None
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_the_parity_words_quote_the_checks_own_tolerance(profile):
+    """The registry's words for the Kalman-parity failures name the criterion the published
+    records were judged against (the project's tolerance and, for s > 1, per basin)."""
+    import re
+    recs = {r["check_id"]: r for r in _records(profile)}
+    seen = 0
+    for cid, by in KNOWN_FAILURES.items():
+        if not cid.startswith("kalman-parity/trained-mse-ratio/") or profile not in by or cid not in recs:
+            continue
+        r, why = recs[cid], by[profile]
+        assert re.search(rf"above the {r['tolerance_source']}'s {format_value(r['tolerance'])}(\s|$)", why), why
+        assert ("in every basin" in why) == (int(cid.rsplit("s=", 1)[1]) > 1), why
+        seen += 1
+    assert seen

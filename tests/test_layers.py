@@ -101,11 +101,13 @@ def detours(root: Path, scan=("theory", "models", "claims", "tests")) -> list[st
     return out
 
 
+@pytest.mark.reads_source
 def test_no_module_imports_a_floor_above_its_own():
     edges = upward_edges(ROOT)
     assert not edges, "upward imports:\n" + "\n".join(edges)
 
 
+@pytest.mark.reads_source
 def test_every_name_is_imported_from_where_it_is_defined():
     found = detours(ROOT)
     assert not found, "re-export detours:\n" + "\n".join(found)

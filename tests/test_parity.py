@@ -267,3 +267,13 @@ def test_parity_projection_zeroes_exactly_the_mixed_blocks():
     assert not cp[~even].any() and np.array_equal(cp[even], c[even])
     with pytest.raises(ValueError, match="^M and c must be"):
         parity_projection(M[:-1, :-1], c, s)
+
+
+def test_coefficients_name_the_optimal_family_the_weights_sit_in():
+    """claims._ar1.coefficients on the two optimal families of Theorem 4.1 (theory.ar's
+    weights): the even coefficient is kappa in both, the family is named after the weights."""
+    from claims._ar1 import coefficients
+    for family in ("value", "key"):
+        W_V, W_QK = ar1_optimal_weights(0.3, family)
+        c = coefficients(W_V, W_QK)
+        assert c["family"] == family and c["even"] == pytest.approx(0.3, rel=1e-15)

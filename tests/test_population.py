@@ -220,3 +220,17 @@ def test_bad_input_named():
         population_moments(LDSFamily("d", T=5), 1, method="mc-systems")
     with pytest.raises(ValueError, match="K"):
         gaussian_feature_moments(np.full((5, 5), np.nan), 1)
+
+
+def test_kappa_needs_the_ar1_window():
+    from theory.population import population_moments
+    from theory.systems import LDSFamily
+    mom = population_moments(LDSFamily("a", T=8), 2)
+    with pytest.raises(ValueError, match=r"^s must be 1 for kappa, got 2$"):
+        mom.kappa()
+
+
+def test_feature_moments_refuse_a_non_square_covariance():
+    from theory.population import gaussian_feature_moments
+    with pytest.raises(ValueError, match=r"^K must be \(\.\.\., T, T\), got shape \(6, 7\)$"):
+        gaussian_feature_moments(np.eye(6, 7), 1)

@@ -117,3 +117,37 @@ def test_to_builtin_torch_and_numbers():
 def test_format_value():
     assert [format_value(v) for v in (0.0, 1.23456e-7, 4.0, 12345678, math.nan, "x")] == \
         ["0", "1.235e-07", "4", "1.235e+07", "nan", "x"]
+
+
+def test_check_all_judges_every_record_and_names_each_failure():
+    class Item:
+        nodeid = "t.py::test"
+        user_properties: list = []
+
+    rec = ClaimRecorder(Item(), "quick")
+    for name, value in (("k1", 2.0), ("k2", 0.5), ("k3", 3.0)):
+        rec.record(claim="c", paper_ref="eq. 1", check=name, label="err", measured=value, tolerance=1,
+                   comparator="<=", **P)
+    with pytest.raises(AssertionError) as info:
+        rec.check_all()
+    msg = str(info.value)
+    assert msg.startswith("2 check(s) failed:\n")
+    assert "c/k1 [eq. 1]: err = 2 violates <= 1" in msg and "c/k3 [eq. 1]: err = 3 violates <= 1" in msg
+    assert "k2" not in msg and rec.unchecked() == []          # the one that holds was checked too
+    rec.record(claim="c", paper_ref="eq. 1", check="k4", label="err", measured=0.1, tolerance=1,
+               comparator="<=", **P)
+    rec.check_all()                                           # nothing left that fails
+
+
+def test_an_equality_check_takes_text_and_booleans():
+    r = _rec(claim="c", paper_ref="eq. 1", check="k9", label="family", measured="value", tolerance="value",
+             comparator="==", **P)
+    assert r["measured"] == "value" and r["verdict"] == "holds"
+    r = _rec(claim="c", paper_ref="eq. 1", check="k10", label="flag", measured=np.bool_(True), tolerance=True,
+             comparator="==", **P)
+    assert r["measured"] is True and r["verdict"] == "holds"
+
+
+def test_to_builtin_names_where_in_an_array_a_value_cannot_be_recorded():
+    with pytest.raises(TypeError, match=r"^details\[1\]: cannot record"):
+        to_builtin(np.array([1.0, object()], dtype=object), _path="details")

@@ -61,6 +61,10 @@ def test_summary_counts_inconclusive_and_intervals():
     lines = report.render_terminal(recs, s)
     assert any(l.startswith("interval checks: 3 with a 95% interval; about 0.15 (= 0.05 x 3)")
                for l in lines)
+    # the table: a header, then a rule of dashes under each column
+    head, rule = lines[0], lines[1]
+    assert head.split()[:1] == [report._COLUMNS[0].split()[0]]
+    assert set(rule) <= {"-", " "} and len(rule.split()) == len(report._COLUMNS)
     inc = report.inconclusive_lines(recs)
     assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
     payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})

@@ -185,9 +185,11 @@ def test_runs_command_lists_the_store(tmp_path):
     assert {c: [e["run"] for e in v] for c, v in listed["claims"].items()} == \
         {c: [r.run for r in runs.claim_runs(c, PAPER)] for c in runs.CLAIM_RUNS}
     assert {e["cache"] for v in listed["claims"].values() for e in v} == {"not cached"}
-    rc, out, _ = _cli(["runs", "--claim", "pcg-alignment", "--cache-dir", str(tmp_path)])
-    assert rc == 0 and out.splitlines() == [f"pcg-alignment  {r.run}  (not cached)"
-                                            for r in runs.claim_runs("pcg-alignment", QUICK)]
+    rc, out, err = _cli(["runs", "--claim", "pcg-alignment", "--cache-dir", str(tmp_path)])
+    ids = [r.run for r in runs.claim_runs("pcg-alignment", QUICK)]
+    assert rc == 0 and out.splitlines() == [f"pcg-alignment  {r}  (not cached)" for r in ids]
+    assert err.strip() == (f"{len(set(ids))} distinct runs in the quick profile (0 cached); train one with "
+                           "`ldsicl train --claim <run> --profile quick`")
     rc, out, _ = _cli(["runs", "--claim", "depth", "--cache-dir", str(tmp_path)])
     assert rc == 0 and out.strip() == "depth: no trained run in the quick profile"
 
@@ -262,3 +264,15 @@ def test_train_reports_a_kappa_no_route_can_compute_instead_of_failing(tmp_path)
     assert rc == 0, err
     k = json.loads(out)["kappa"]
     assert k["kappa"] is None and "T = 400" in k["kappa_not_computed"] and np.isfinite(k["coefficient"])
+    assert k["kappa_method"] is None and k["kappa_stderr"] is None and k["coefficient_rel_error"] is None
+
+
+def test_the_shift_lr_table_reaches_the_configurations():
+    """Each (layers, radius) the spectral shift's scan chose a learning rate for trains at it;
+    every other cell at the depth grid's rate (docs/notes.md, the shift's lr scan)."""
+    for layers in runs.SHIFT_DEPTHS:
+        for radius in runs.SHIFT_RADII:
+            lr = runs.shift_config(layers, radius, 0, QUICK).lr
+            assert lr == runs.SHIFT_LR.get((layers, radius), runs.STACK_LR[layers]), (layers, radius)
+    assert runs.shift_config(1, 1.0, 0, QUICK).lr == 1e-1 != runs.STACK_LR[1]
+    assert runs.shift_config(4, 1.0, 0, QUICK).lr == 3e-3 != runs.STACK_LR[4]

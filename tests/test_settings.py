@@ -138,6 +138,7 @@ def _letter_branches(tree) -> list[tuple[int, str, str | None]]:
     return out
 
 
+@pytest.mark.reads_source
 def test_no_module_branches_on_a_settings_letter():
     """Outside theory/settings.py nothing in theory/, models/ or claims/ compares a setting
     with a letter, the claim files included, except what :data:`KEPT_IN_CLAIM_FILES` names
@@ -160,6 +161,7 @@ def test_no_module_branches_on_a_settings_letter():
     assert [(line, letters) for line, letters, _ in _letter_branches(ast.parse(planted))] == [(1, "d"), (3, "b,d"), (5, "asym")]
 
 
+@pytest.mark.reads_source
 def test_the_kept_claim_file_branches_exist():
     """Every entry of :data:`KEPT_IN_CLAIM_FILES` still branches (a stale entry would hide
     a new branch in the same function)."""

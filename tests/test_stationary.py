@@ -171,3 +171,23 @@ def test_limit_moments_are_the_large_T_limit_of_the_exact_moments():
     wrong = PopulationMoments(s=s, M=lim.M, c=wrong_c, v=lim.v, M_se=lim.M_se, c_se=lim.c_se, v_se=0.0,
                               method="limit")
     assert abs(float(wrong.loss(beta)) - L_inf) > 0.05 * L_inf
+
+
+def test_the_coordinate_covariance_is_computed_in_float64_whatever_the_nodes_dtype():
+    """Nodes handed over in float32 give the float64 covariance of the same (rounded) nodes:
+    sw2 / (1 - lam^2) lam^|i-j| loses ~1e-7 in float32 near |lam| = 1."""
+    from theory.stationary import stationary_coordinate_covariance
+    lam32 = np.array([0.999, -0.5, 0.0], dtype=np.float32)
+    got = stationary_coordinate_covariance(lam32, 6, 0.01, 0.25)
+    ref = stationary_coordinate_covariance(lam32.astype(np.float64), 6, 0.01, 0.25)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, ref)
+
+
+def test_the_filter_simulation_needs_two_observations():
+    from theory.stationary import simulate_with_filter
+    many = stationary_family(5, 0.5, d=1).sample_systems(np.random.default_rng(0), 2)
+    with pytest.raises(ValueError, match="^T must be"):
+        simulate_with_filter(many, np.random.default_rng(1), 1)
+    y, m, v = simulate_with_filter(many, np.random.default_rng(1), 2)
+    assert y.shape == (2, 2) and m.shape == v.shape == (2,)

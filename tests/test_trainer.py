@@ -113,6 +113,8 @@ def test_result_fields_and_round_trip(tiny_result):
         TrainResult.from_dict({k: v for k, v in d.items() if k != "W_QK"})
     with pytest.raises(ValueError, match="shape"):
         TrainResult.from_dict({**d, "W_V": [[1.0]]})
+    # a one-step window has no standard error: written as null (before the JSON policy too), read as NaN
+    assert math.isnan(TrainResult.from_dict({**d, "final_loss_stderr": None}).final_loss_stderr)
 
 
 def test_one_step_run_is_strict_json():

@@ -152,3 +152,7 @@ def test_bad_input():
         run_twins(cfg, mom, V0[None], Q0[None], steps=10 ** 6)
     with pytest.raises(ValueError, match="config.layers must be 1"):
         initial_weights(cfg.replace(layers=2, forward="model"))
+    with pytest.raises(ValueError, match="^moments must be PopulationMoments"):
+        run_twins(cfg, {"M": None}, V0[None], Q0[None])
+    out = run_twins(cfg, mom, V0[None], Q0[None], steps=3)
+    assert out["steps"] == 3 and out["loss"].shape == (1,) and out["W_V"].shape == (1, 3, 3)

@@ -14,7 +14,10 @@ How the sample is drawn (reproducible for a given source tree):
 2. the mutant names (``theory.kappa.x_kappa__mutmut_12``, ...) are read from the
    ``mutants/**/*.py.meta`` files and sorted as strings;
 3. ``random.Random(seed).sample(names, n)`` picks ``n`` of them, sorted again;
-4. ``mutmut run --max-children 1 NAME ...`` runs exactly those (``--run``).
+4. ``mutmut run --max-children N NAME ...`` runs exactly those (``--run``; N = ``--children``,
+   default 2), with Python allowed to write bytecode: mutmut's copy of the modules is about
+   five times the size of ours, and a process that compiles it afresh (every subprocess a
+   test starts, where ``PYTHONDONTWRITEBYTECODE`` is set) spends 35 s on the imports alone.
 
 Kill rate = killed / (killed + survived), where a timeout counts as killed (the tests
 did not pass) and a mutant that no test reaches ("no tests") counts as survived.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -72,6 +76,18 @@ def draw(seed: int, n: int) -> list[str]:
     return sorted(random.Random(seed).sample(names, n))
 
 
+def provenance() -> dict:
+    """The commit checked out and the git tree ids of the mutated packages: the sample is a
+    function of those trees (a change elsewhere -- tests, docs -- leaves it as it is)."""
+    def git(*args):
+        out = subprocess.run(["git", *args], capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else None
+    trees = {pkg: git("rev-parse", f"HEAD:{pkg}") for pkg in ("theory", "models", "claims")}
+    dirty = git("status", "--porcelain", "--", "theory", "models", "claims")
+    return {"commit": git("rev-parse", "--short=7", "HEAD"), "source_trees": trees,
+            "source_modified_since_commit": bool(dirty)}
+
+
 def report(names: list[str]) -> dict:
     from mutmut.stats import status_by_exit_code
 
@@ -96,6 +112,7 @@ def main(argv=None) -> int:
     p.add_argument("--run", action="store_true", help="run mutmut on the sample")
     p.add_argument("--report", action="store_true", help="print the kill rate of the sample (JSON)")
     p.add_argument("--list", action="store_true", help="print the sampled names")
+    p.add_argument("--children", type=int, default=2, help="mutmut's --max-children (parallel mutant runs)")
     args = p.parse_args(argv)
     if not meta_files():
         generate()
@@ -104,12 +121,16 @@ def main(argv=None) -> int:
     if args.list:
         print("\n".join(names))
     if args.run:
-        cmd = [str(Path(sys.executable).with_name("mutmut")), "run", "--max-children", "1", *names]
-        rc = subprocess.call(cmd)
+        if args.children < 1:
+            raise SystemExit(f"--children must be at least 1, not {args.children}")
+        cmd = [str(Path(sys.executable).with_name("mutmut")), "run", "--max-children", str(args.children), *names]
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        rc = subprocess.call(cmd, env=env)
         if rc:
             return rc
     if args.report:
-        print(json.dumps({"seed": args.seed, "total_mutants": len(all_names()), **report(names)}, indent=1))
+        print(json.dumps({"seed": args.seed, "total_mutants": len(all_names()), **provenance(),
+                          **report(names)}, indent=1))
     return 0
 
 

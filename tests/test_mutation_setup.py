@@ -1,0 +1,80 @@
+"""tests/conftest.py's part in mutation testing (docs/mutation.md): inside mutmut's copy the
+tests that read the source text are skipped, and nowhere else.
+
+mutmut runs the unit tests in ``mutants/``, where every module's text is its rewrite (each
+function beside its mutated copies and a trampoline), with ``MUTANT_UNDER_TEST`` set; the
+source-text guards (``reads_source``) would report mutmut's function names there, and the
+instrumented first run, which must pass, failed on them.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from _procs import clean_env, run_bounded
+
+pytest_plugins = ["pytester"]
+
+CONFTEST = Path(__file__).with_name("conftest.py")
+
+
+@pytest.fixture
+def project(pytester):
+    pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\nmarkers =\n    reads_source: reads source\n")
+    pytester.makeconftest(CONFTEST.read_text(encoding="utf-8"))
+    pytester.makepyfile(test_guard="""
+        import pytest
+
+        @pytest.mark.reads_source
+        def test_guard():
+            pass
+
+        def test_other():
+            pass
+        """)
+    return pytester
+
+
+@pytest.mark.parametrize("env, skipped", [(None, 0), ("stats", 1), ("theory.kappa.x_kappa__mutmut_3", 1)])
+def test_source_readers_are_skipped_only_in_mutmuts_runs(project, env, skipped):
+    # the variable goes to the child only: set in this process, it would switch mutmut's
+    # trampolines here to recording (which looks for mutmut's configuration in pytester's
+    # directory) when this test itself runs inside mutmut
+    proc = run_bounded([sys.executable, "-m", "pytest", "-rs", "-p", "no:xdist"], timeout=120,
+                       cwd=project.path, env=clean_env(project.path, MUTANT_UNDER_TEST=env))
+    out = proc.stdout
+    passed = f"{2 - skipped} passed"
+    assert passed in out and (f"{skipped} skipped" in out) == bool(skipped), out[-2000:]
+    if skipped:
+        assert "reads the source text" in out, out[-2000:]
+
+
+def test_every_module_that_parses_source_marks_its_guards():
+    """A test module that parses Python source (``ast.parse``) carries the marker (a guard
+    without it would fail mutmut's instrumented run, as the JSON-writer guard did); the four
+    guards' modules among them."""
+    parse = "ast." + "parse("
+    modules = {p.name: p.read_text(encoding="utf-8") for p in Path(__file__).parent.glob("test_*.py")}
+    parsing = {name for name, text in modules.items() if parse in text}
+    marked = {name for name, text in modules.items() if "@pytest.mark.reads_source" in text}
+    assert {"test_jsonvalues.py", "test_layers.py", "test_settings.py", "test_identity.py"} <= parsing
+    assert parsing <= marked, f"parse source without marking a guard: {sorted(parsing - marked)}"
+
+
+def test_the_rate_docs_mutation_quotes_is_the_reports():
+    """docs/mutation.md's status quotes the counts of the report it links under
+    docs/results/mutation/ (written by ``sample.py --report``), not numbers typed apart."""
+    import json
+    import re
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "mutation.md").read_text(encoding="utf-8")
+    status = doc.split("## Status on the current tree", 1)[1].split("\n## ", 1)[0]
+    linked = re.findall(r"\]\((results/mutation/[^)]+/report-[^)]+\.json)\)", status)
+    assert len(set(linked)) == 1, linked
+    rep = json.loads((root / "docs" / linked[0]).read_text(encoding="utf-8"))
+    run = rep["killed"] + rep["survived"]
+    assert f"**{rep['killed']} killed**" in status and f"**{rep['survived']} survived**" in status
+    assert f"{rep['killed']} / {run} = **{100 * rep['kill_rate']:.1f} %**" in status
+    assert f"**{rep['total_mutants']} mutants**" in status and rep["commit"] in status
+    assert f"**{run} of the {rep['n']} have been run**" in status or run == rep["n"]
