@@ -63,7 +63,7 @@ def test_every_module_that_parses_source_marks_its_guards():
 
 
 def test_the_rate_docs_mutation_quotes_is_the_reports():
-    """docs/mutation.md's status quotes the counts of the report it links under
+    """docs/mutation.md's status quotes the counts of the first report it links under
     docs/results/mutation/ (written by ``sample.py --report``), not numbers typed apart."""
     import json
     import re
@@ -71,8 +71,8 @@ def test_the_rate_docs_mutation_quotes_is_the_reports():
     doc = (root / "docs" / "mutation.md").read_text(encoding="utf-8")
     status = doc.split("## Status on the current tree", 1)[1].split("\n## ", 1)[0]
     linked = re.findall(r"\]\((results/mutation/[^)]+/report-[^)]+\.json)\)", status)
-    assert len(set(linked)) == 1, linked
-    rep = json.loads((root / "docs" / linked[0]).read_text(encoding="utf-8"))
+    assert linked, "the status links no report"
+    rep = json.loads((root / "docs" / linked[0]).read_text(encoding="utf-8"))     # the first it links
     run = rep["killed"] + rep["survived"]
     assert f"**{rep['killed']} killed**" in status and f"**{rep['survived']} survived**" in status
     assert f"{rep['killed']} / {run} = **{100 * rep['kill_rate']:.1f} %**" in status
