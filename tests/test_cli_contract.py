@@ -50,7 +50,7 @@ def test_help_texts(capsys):
 def _subparser(argv):
     parser = build_parser()
     for name in argv:
-        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+        parser = _subcommands(parser)[name]
     return parser
 
 
@@ -179,14 +179,20 @@ def test_train_passes_every_family_field_and_prints_the_weights(tmp_path, capsys
     assert re.search(r"^W_V =$", out, re.M) and re.search(r"^W_QK =$", out, re.M)
 
 
+def _subcommands(parser) -> dict:
+    """A parser's subcommands by name ({} when it has none)."""
+    acts = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(acts[0].choices) if acts else {}
+
+
 def test_every_example_in_the_help_is_a_command_the_parser_takes():
     """The ``examples:`` of ``ldsicl --help`` and of every subcommand's help parse (no
     execution): each line starts with ``ldsicl`` and its arguments are accepted."""
     import shlex
     parser = build_parser()
-    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    subs = _subcommands(parser)
     seen = 0
-    for p in [parser, *subs.choices.values()]:
+    for p in [parser, *subs.values()]:
         epilog = p.epilog or ""
         assert "examples:" in epilog, p.prog
         for line in epilog.split("examples:\n", 1)[1].split("\n\n", 1)[0].splitlines():
@@ -197,7 +203,7 @@ def test_every_example_in_the_help_is_a_command_the_parser_takes():
             except SystemExit as exc:
                 raise AssertionError(f"{p.prog}: example {line.strip()!r} does not parse") from exc
             seen += 1
-    assert seen >= 2 * len(subs.choices)
+    assert seen >= 2 * len(subs)
 
 
 def test_train_takes_both_dtypes_and_both_forward_passes():
@@ -220,13 +226,10 @@ def help_screens() -> str:
     os.environ["COLUMNS"] = "100"
     try:
         parser = build_parser()
-        subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         screens = [("ldsicl --help", parser.format_help())]
-        for name, sub in subs.choices.items():
+        for name, sub in _subcommands(parser).items():
             screens.append((f"ldsicl {name} --help", sub.format_help()))
-            inner = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
-            for a in inner:
-                screens += [(f"ldsicl {name} {n} --help", p.format_help()) for n, p in a.choices.items()]
+            screens += [(f"ldsicl {name} {n} --help", p.format_help()) for n, p in _subcommands(sub).items()]
     finally:
         if old is None:
             os.environ.pop("COLUMNS", None)

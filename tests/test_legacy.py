@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from claims.legacy import LEGACY_SCHEMA, main
+import pytest
+
+from claims.legacy import LEGACY_SCHEMA, main, upgrade_record
 from claims.report import SCHEMA
 
 SCHEMA3 = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))
@@ -45,8 +47,6 @@ def test_main_reports_an_unreadable_file_and_keeps_it(tmp_path, capsys):
 
 
 def test_a_record_no_rule_knows_is_refused_naming_claim_test_and_label():
-    import pytest
-    from claims.legacy import upgrade_record
     old = dict(SCHEMA3[0]["record"], claim="no-such-claim", test="claims/test_x.py::test_gone[a]",
                metric="some label")
     with pytest.raises(ValueError, match=r"^no schema-3 mapping for 'no-such-claim' / 'test_gone' \('some label'\)$"):
@@ -56,8 +56,6 @@ def test_a_record_no_rule_knows_is_refused_naming_claim_test_and_label():
 def test_a_record_whose_check_name_is_its_label_needs_the_label():
     """The reported AR(4) cosines take their check name from the label ("cos 1: ..." ->
     cos-1): without a label there is no name, and the record is refused, not given one."""
-    import pytest
-    from claims.legacy import upgrade_record
     entry = next(e for e in SCHEMA3 if e["record"]["test"].split("::")[-1].startswith("test_ar4_cosines_reported"))
     assert upgrade_record(entry["record"], 1500)["check_id"] == entry["check_id"]
     old = {k: v for k, v in entry["record"].items() if k != "metric"}
