@@ -78,3 +78,28 @@ def test_the_rate_docs_mutation_quotes_is_the_reports():
     assert f"{rep['killed']} / {run} = **{100 * rep['kill_rate']:.1f} %**" in status
     assert f"**{rep['total_mutants']} mutants**" in status and rep["commit"] in status
     assert f"**{run} of the {rep['n']} have been run**" in status or run == rep["n"]
+
+
+@pytest.mark.reads_source
+def test_every_planted_slip_still_applies_and_the_published_run_caught_them():
+    """tests/mutation/slips.py's slips each replace text found exactly once in today's source
+    (a list that has fallen behind the code fails here, not silently in a later run), and its
+    published run (docs/results/mutation/slips/slips.json) planted every slip of the list and
+    found each caught by the tests it names."""
+    import json
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "tests" / "mutation"))
+    try:
+        import slips
+    finally:
+        sys.path.remove(str(root / "tests" / "mutation"))
+    for s in slips.SLIPS:
+        slips.check_applies(s, root)
+    rep = json.loads((root / "docs/results/mutation/slips/slips.json").read_text(encoding="utf-8"))
+    assert [r["slip"] for r in rep["slips"]] == [s.name for s in slips.SLIPS]
+    assert all(r["caught"] and r["pytest_rc"] == 1 for r in rep["slips"]), rep
+    assert rep["caught"] == rep["planted"] == len(slips.SLIPS)
+    # the check itself can fail: a slip whose text is not in the file is refused
+    bad = slips.Slip("x", "x", "theory/n4sid.py", "no such text", "", ())
+    with pytest.raises(ValueError, match="occurs 0 times"):
+        slips.check_applies(bad, root)

@@ -39,8 +39,9 @@ def test_predictions_are_finite_and_no_better_than_the_filter():
 
 def test_failed_counts_the_sequences_without_a_prediction(monkeypatch):
     """``failed`` is the number of NaN predictions: a sequence whose identification raises
-    (here the second, by a stand-in for the package's fit) is NaN and counted; its
-    neighbours are still predicted."""
+    (here the second and the fourth, by a stand-in for the package's fit) is NaN and
+    counted; its neighbours are still predicted.  Two failures, so that a count that only
+    says whether any failed (1) is told from the number (2)."""
     import theory.n4sid as n4
 
     real = n4._one
@@ -51,11 +52,11 @@ def test_failed_counts_the_sequences_without_a_prediction(monkeypatch):
         return real(y, order, block_rows)
 
     monkeypatch.setattr(n4, "_one", flaky)
-    y = LDSFamily("a", d=2, T=30).sample(np.random.default_rng(6), 3)[1]
-    y[1, 0] = 123.0
+    y = LDSFamily("a", d=2, T=30).sample(np.random.default_rng(6), 4)[1]
+    y[[1, 3], 0] = 123.0
     res = n4sid_predict(y)
-    assert res.failed == 1 and np.isnan(res.prediction[1]) and np.isfinite(res.prediction[[0, 2]]).all()
-    assert np.isnan(res.poles[1]).all()
+    assert res.failed == 2 and np.isnan(res.prediction[[1, 3]]).all() and np.isfinite(res.prediction[[0, 2]]).all()
+    assert np.isnan(res.poles[[1, 3]]).all() and np.isfinite(res.poles[[0, 2]]).all()
 
 
 def test_arguments_are_checked():

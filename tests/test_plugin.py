@@ -148,7 +148,9 @@ def project(pytester, monkeypatch):
         [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makeini("[pytest]\naddopts = --strict-markers -p no:cacheprovider\n"
-                     "xfail_strict = true\nfilterwarnings =\n    error\n")
+                     "xfail_strict = true\nfilterwarnings =\n    error\n"
+                     # as pyproject.toml: pytest-benchmark's notice under xdist is not an error
+                     "    ignore:Benchmarks are automatically disabled because xdist plugin is active\n")
     pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')  # as the root conftest.py
     pytester.makepyfile(test_demo=DEMO)
     return pytester
