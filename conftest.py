@@ -4,6 +4,9 @@
   the ``claim`` and ``profile`` fixtures, the claims report) for every run, so that
   ``pytest --profile paper claims`` and ``pytest claims --profile paper`` both work from
   the repository root, and ``pytest tests`` is unaffected (no report without records).
+- Pins torch's and MKL's CPU kernels (models/kernels.py) before anything imports torch,
+  in the controller and so in every worker: trained runs give the same bits on Intel and
+  AMD CPUs (``ldsicl`` and ``import models`` pin them the same way).
 - Caps BLAS/OpenMP/torch threads to one per pytest-xdist worker, so that ``-n auto`` on a
   2-core machine runs two single-threaded workers instead of oversubscribing the cores;
   imports torch before any test in every process (a late first import of torch, after
@@ -19,6 +22,9 @@ from __future__ import annotations
 
 import os
 
+from models.kernels import pin_cpu_kernels
+
+pin_cpu_kernels()
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 if _WORKER is not None:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",

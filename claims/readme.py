@@ -86,9 +86,10 @@ def _env_line(name: str, p: Mapping) -> str:
     if prof.get("n_seeds"):
         bits.append(f"{prof['n_seeds']} seeds per setting")
     bits += [f"{k} {env[k]}" for k in ("torch", "numpy", "python", "device") if env.get(k)]
-    if env.get("cpu"):      # trained runs are reproducible bit for bit on one CPU only
-        bits.append(f"CPU {env['cpu']}" + (f" ({env['torch_cpu_capability']})"
-                                           if env.get("torch_cpu_capability") else ""))
+    if env.get("cpu"):      # the CPU, and the kernels trained runs are reproducible on (models/kernels.py)
+        kernels = [k for k in (env.get("torch_cpu_capability"),
+                               env.get("mkl_cbwr") and f"MKL {env['mkl_cbwr']}") if k]
+        bits.append(f"CPU {env['cpu']}" + (f" ({', '.join(kernels)})" if kernels else ""))
     if env.get("wall_seconds"):
         bits.append(f"wall time {env['wall_seconds'] / 60:.1f} min")
     return f"- {name} (`docs/results/{name}.json`): " + ", ".join(bits)

@@ -315,8 +315,9 @@ def _cpu_model() -> str | None:
 
 def environment(wall_seconds: float | None = None) -> dict:
     """Where and with what a run ran: Python, platform, the CPU model and the vector
-    instruction set torch dispatches to (``cpu``, ``torch_cpu_capability``: trained runs
-    are reproducible bit for bit only on the same pair -- docs/settings.md, "Training"),
+    instruction set torch dispatches to and MKL's code branch (``cpu``,
+    ``torch_cpu_capability``, ``mkl_cbwr``: models/kernels.py pins the last two, so that
+    trained runs give the same bits on Intel and AMD CPUs -- docs/settings.md, "Training"),
     cores, the versions of the numeric packages, the torch device (CUDA when available, as
     ``--device auto`` would pick it), and the run's wall time."""
     env = {"python": platform.python_version(), "platform": platform.platform(),
@@ -331,8 +332,10 @@ def environment(wall_seconds: float | None = None) -> dict:
         env["device"] = (f"cuda ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available()
                          else "cpu")
         env["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+        from models.kernels import mkl_branch
+        env["mkl_cbwr"] = mkl_branch()
     except ImportError:  # pragma: no cover - torch is a dependency
-        env["device"] = env["torch_cpu_capability"] = None
+        env["device"] = env["torch_cpu_capability"] = env["mkl_cbwr"] = None
     env["wall_seconds"] = None if wall_seconds is None else round(float(wall_seconds), 1)
     return env
 

@@ -19,7 +19,11 @@ key of an entry is the configuration (:meth:`TrainConfig.key`) *and* this finger
   theory.systems.psd_factor, which a numpy or LAPACK upgrade may change);
 * ``device``: the device *type* the run trains on, ``"cpu"`` or ``"cuda"`` (``"auto"``
   is resolved first; CUDA runs use other random streams than CPU runs);
-* ``dtype``: the training dtype (``TrainConfig.dtype``).
+* ``dtype``: the training dtype (``TrainConfig.dtype``);
+* ``kernels``: for a CPU run the kernels this process trains with, torch's CPU
+  capability and MKL's code branch (models/kernels.py: ``"AVX2/mkl:COMPATIBLE"`` when
+  pinned), so that weights trained under other kernels are never served for pinned
+  ones; ``"cuda"`` for a CUDA run.
 
 Not seen (documented limits): imports made dynamically (``importlib``), data files
 read at run time (training reads none), and third-party code beyond the torch and numpy
@@ -32,9 +36,12 @@ a process that imports the training code, then has the files edited, and only la
 imports the cache, keys its runs by the edited files (the store-time check cannot see
 what was imported before).
 
->>> fp = Fingerprint(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32", numpy="2.0.0")
+>>> fp = Fingerprint(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32", numpy="2.0.0",
+...                  kernels="AVX2/mkl:COMPATIBLE")
 >>> len(fp.digest()), fp.digest() == fp.replace(torch="2.4.0").digest()
 (64, False)
+>>> fp.digest() == fp.replace(kernels="AVX512/mkl:OFF").digest()
+False
 """
 from __future__ import annotations
 
@@ -52,6 +59,7 @@ import torch
 
 from theory.validation import check_choice, check_type
 
+from .kernels import cpu_kernels
 from .runtime import resolve_device
 
 __all__ = ["Fingerprint", "PACKAGES", "ENTRY_POINT", "REPO_ROOT", "module_closure",
@@ -189,16 +197,17 @@ class Fingerprint:
     device: str
     dtype: str
     numpy: str
+    kernels: str
 
     def __post_init__(self):
-        for name in ("sources", "torch", "dtype", "numpy"):
+        for name in ("sources", "torch", "dtype", "numpy", "kernels"):
             value = check_type(name, getattr(self, name), str, "a string")
             if not value:
                 raise ValueError(f"{name} must be a non-empty string")
         check_choice("device", self.device, _DEVICE_TYPES)
 
     def digest(self) -> str:
-        """sha256 (hex) of the five fields."""
+        """sha256 (hex) of the six fields."""
         blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -218,8 +227,10 @@ class Fingerprint:
 
 
 def current_fingerprint(device="auto", dtype: str = "float32", *, root=None) -> Fingerprint:
-    """The fingerprint of this checkout (or of ``root``), this torch, ``device`` resolved, ``dtype``."""
+    """The fingerprint of this checkout (or of ``root``), this torch, ``device`` resolved,
+    ``dtype``, and the CPU kernels of this process (``"cuda"`` on CUDA)."""
     check_type("dtype", dtype, str, "a string such as 'float32'")
+    dev = resolve_device(device).type
     return Fingerprint(sources=source_digest(root), torch=str(torch.__version__),
-                       numpy=str(np.__version__),
-                       device=resolve_device(device).type, dtype=dtype)
+                       numpy=str(np.__version__), device=dev, dtype=dtype,
+                       kernels=cpu_kernels() if dev == "cpu" else "cuda")

@@ -20,6 +20,7 @@ from models import cache as cache_mod
 from models.fingerprint import (Fingerprint, closure_files, current_fingerprint, module_closure,
                                 source_digest)
 from models.config import TrainConfig
+from models.kernels import cpu_kernels
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = dict(steps=5, batch=8)
@@ -27,7 +28,7 @@ TINY = dict(steps=5, batch=8)
 #: (trainer -> attention, config, features, result, runtime, sampler; config/sampler -> theory.systems;
 #: all -> theory.validation), plus the two package __init__ files that importing them runs.
 EXPECTED_CLOSURE = {
-    "models/__init__.py", "models/attention.py", "models/config.py", "models/features.py",
+    "models/__init__.py", "models/attention.py", "models/config.py", "models/features.py", "models/kernels.py",
     "models/result.py", "models/runtime.py", "models/sampler.py", "models/trainer.py",
     "theory/__init__.py", "theory/jsonvalues.py", "theory/settings.py", "theory/systems.py",
     "theory/validation.py",
@@ -151,12 +152,12 @@ def test_an_edit_outside_the_closure_keeps_the_key(tmp_path, pristine, rel):
 @pytest.mark.parametrize("field, value", [
     ("torch", "0.0.1"), ("torch", torch.__version__ + "+other"), ("device", "cuda"),
     ("numpy", "0.0.1"),
-    ("dtype", "float64"), ("sources", "f" * 64),
+    ("dtype", "float64"), ("sources", "f" * 64), ("kernels", "AVX512/mkl:OFF"),
 ])
 def test_torch_version_device_and_dtype_enter_the_key(field, value):
     cfg = TrainConfig(**TINY)
     base = Fingerprint(sources="0" * 64, torch=torch.__version__, device="cpu", dtype="float32",
-                       numpy="2.0.0")
+                       numpy="2.0.0", kernels="AVX2/mkl:COMPATIBLE")
     other = base.replace(**{field: value})
     assert other.digest() != base.digest()
     assert cache_mod.cache_key(cfg, fingerprint=other) != cache_mod.cache_key(cfg, fingerprint=base)
@@ -167,6 +168,7 @@ def test_current_fingerprint_resolves_the_device_and_reads_this_torch():
     fp = current_fingerprint("auto", "float64")
     assert fp.device == ("cuda" if torch.cuda.is_available() else "cpu")
     assert fp.torch == torch.__version__ and fp.dtype == "float64" and fp.sources == source_digest()
+    assert fp.kernels == ("cuda" if fp.device == "cuda" else cpu_kernels())
     assert Fingerprint.from_dict(fp.to_dict()) == fp
     cfg = TrainConfig(**TINY)
     assert cache_mod.cache_key(cfg, "cpu") == cache_mod.cache_key(cfg, fingerprint=current_fingerprint("cpu"))
@@ -176,10 +178,11 @@ def test_current_fingerprint_resolves_the_device_and_reads_this_torch():
 
 @pytest.mark.parametrize("kw, name", [
     (dict(device="tpu"), "device"), (dict(torch=""), "torch"), (dict(sources=1), "sources"),
-    (dict(numpy=""), "numpy"),
+    (dict(numpy=""), "numpy"), (dict(kernels=""), "kernels"), (dict(kernels=None), "kernels"),
 ])
 def test_fingerprint_fields_are_checked(kw, name):
-    base = dict(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32", numpy="2.0.0")
+    base = dict(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32", numpy="2.0.0",
+                kernels="AVX2/mkl:COMPATIBLE")
     with pytest.raises(ValueError, match=f"^{name}"):
         Fingerprint(**{**base, **kw})
     with pytest.raises(ValueError, match="^fingerprint"):

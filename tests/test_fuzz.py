@@ -162,12 +162,13 @@ def test_sampler_constructor(family, device, dtype):
 
 
 @FUZZ
-@given(key=st.sampled_from(["sources", "torch", "numpy", "device", "dtype"]), value=BAD_VALUES,
+@given(key=st.sampled_from(["sources", "torch", "numpy", "device", "dtype", "kernels"]), value=BAD_VALUES,
        pkey=st.sampled_from(["name", "train_steps", "stack_batch", "n_seeds", "mc_systems", "coef_rel_tol",
                             "multistart", "depth_stacks", "trained_windows", "shift_depths"]),
        pvalue=BAD_VALUES)
 def test_fingerprint_and_profile_constructors(key, value, pkey, pvalue):
-    good = dict(sources="0" * 64, torch="2.13.0", numpy="2.0", device="cpu", dtype="float32")
+    good = dict(sources="0" * 64, torch="2.13.0", numpy="2.0", device="cpu", dtype="float32",
+                kernels="AVX2/mkl:COMPATIBLE")
     fp = _ok_or_value_error(lambda: Fingerprint(**_one_bad(good, key, value)))
     if fp is not None:
         assert all(type(getattr(fp, k)) is str and getattr(fp, k) for k in good), fp
