@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _procs import clean_env, run_bounded
 
 from models.kernels import KERNEL_PINS, PINNED, cpu_kernels, mkl_branch, pin_cpu_kernels
 
@@ -40,10 +40,21 @@ print(json.dumps({"kernels": cpu_kernels(), "fingerprint": current_fingerprint("
 """
 
 
+def _has_avx2() -> bool:
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return " avx2" in flags
+
+
+needs_avx2 = pytest.mark.skipif(not _has_avx2(), reason="the pins name AVX2; this CPU has none (or no /proc/cpuinfo)")
+
+
 def _child(**env) -> dict:
-    base = {k: v for k, v in os.environ.items() if k not in KERNEL_PINS and k != "EARLY"}
-    out = subprocess.run([sys.executable, "-c", CHILD], cwd=REPO, env={**base, **env},
-                         capture_output=True, text=True, timeout=300)
+    unset = {k: None for k in (*KERNEL_PINS, "EARLY")}
+    out = run_bounded([sys.executable, "-c", CHILD], cwd=REPO, timeout=300,
+                      env=clean_env(REPO, **{**unset, **env}))
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -62,18 +73,16 @@ def test_pin_sets_only_what_the_environment_leaves_unset():
     assert pin_cpu_kernels(mine) == {} and mine == {"ATEN_CPU_CAPABILITY": "avx512", "MKL_CBWR": "AVX2"}
 
 
+@needs_avx2
 def test_this_pytest_process_trains_with_the_pinned_kernels():
     """The root conftest.py pins before pytest imports torch: the claims train pinned."""
-    if "AVX2" not in (cpu_kernels().split("/")[0], "AVX512"):
-        pytest.skip(f"this CPU has no AVX2 ({cpu_kernels()})")
     assert cpu_kernels() == PINNED and mkl_branch() == "COMPATIBLE"
     assert all(os.environ[k] == v for k, v in KERNEL_PINS.items())
 
 
+@needs_avx2
 def test_importing_models_pins_a_fresh_process(children):
     pinned = children["pinned"]
-    if pinned["capability"] != "AVX2":
-        pytest.skip(f"this CPU has no AVX2 ({pinned['capability']})")
     assert pinned["kernels"] == PINNED == pinned["fingerprint"]
 
 

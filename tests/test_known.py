@@ -40,15 +40,18 @@ def test_a_reason_renders_the_published_numbers():
 
 
 def test_known_params_marks_only_listed_checks():
-    params = known_params(lambda st, s: f"banding/trained-odd-share/{st}/s={s}", [("b", 4), ("c", 2)])
+    params = known_params(lambda st: f"pcg-alignment/optimum-cos1/{st}/s=4", ["a", "c"])
     marked, plain = params
-    assert plain == ("c", 2)
-    assert marked.values == ("b", 4) and {m.kwargs["condition"] for m in marked.marks} == {
+    assert plain == "c"
+    assert marked.values == ("a",) and {m.kwargs["condition"] for m in marked.marks} == {
         "config.getoption('claims_profile') == 'quick'", "config.getoption('claims_profile') == 'paper'"}
     assert all(m.kwargs["strict"] for m in marked.marks)
     for m in marked.marks:
         profile = m.kwargs["condition"].rsplit("'", 2)[1]
-        assert m.kwargs["reason"] == reason("banding/trained-odd-share/b/s=4", profile)
+        assert m.kwargs["reason"] == reason("pcg-alignment/optimum-cos1/a/s=4", profile)
+    # a check listed for one profile only carries one mark
+    (one,) = known_params(lambda st, s: f"banding/trained-odd-share/{st}/s={s}", [("b", 4)])
+    assert [m.kwargs["condition"] for m in one.marks] == ["config.getoption('claims_profile') == 'paper'"]
 
 
 def test_the_published_phrase_without_an_interval(monkeypatch):
