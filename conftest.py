@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import os
 
-from models.kernels import pin_cpu_kernels
+import models  # noqa: F401 - importing the package pins the CPU kernels (models/kernels.py)
 
-pin_cpu_kernels()
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 if _WORKER is not None:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",

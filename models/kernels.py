@@ -41,6 +41,7 @@ and the published runs record it in their ``environment``.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 from pathlib import Path
 
@@ -70,11 +71,13 @@ def pin_cpu_kernels(environ=None) -> dict:
     return done
 
 
+@functools.lru_cache(maxsize=None)
 def mkl_branch() -> str:
     """The MKL code branch this process uses: ``COMPATIBLE`` when pinned, ``OFF`` when MKL
     runs unpinned (its default dispatch), ``none`` for a torch build without MKL.  Read
     from MKL itself (``mkl_serv_cbwr_get``, exported by torch's CPU library); reading it
-    initialises MKL, so call it only after :func:`pin_cpu_kernels`."""
+    initialises MKL, so call it only after :func:`pin_cpu_kernels`; the branch is then
+    fixed for the life of the process, so it is read once."""
     import torch
 
     if not torch.backends.mkl.is_available():
