@@ -78,7 +78,8 @@ def test_closure_resolves_relative_local_and_submodule_imports(tmp_path):
         "theory/__init__.py": "",
         "theory/c.py": "",
         "theory/deep/__init__.py": "from .leaf import *\n",
-        "theory/deep/leaf.py": "import os\n",
+        "theory/deep/leaf.py": "import os\nfrom ..sibling import z\n",   # two levels up, in theory
+        "theory/sibling.py": "",
         "theory/other.py": "",
         "claims/x.py": "",
     }
@@ -91,7 +92,7 @@ def test_closure_resolves_relative_local_and_submodule_imports(tmp_path):
     (tmp_path / "models/a.py").write_text("from theory import c\n")
     assert set(closure_files(tmp_path / ".")) == {
         "models/__init__.py", "models/trainer.py", "models/a.py", "models/b.py", "theory/__init__.py",
-        "theory/c.py", "theory/deep/__init__.py", "theory/deep/leaf.py"}
+        "theory/c.py", "theory/deep/__init__.py", "theory/deep/leaf.py", "theory/sibling.py"}
 
 
 def test_closure_arguments_are_checked(tmp_path):
@@ -187,6 +188,14 @@ def test_fingerprint_fields_are_checked(kw, name):
         Fingerprint(**{**base, **kw})
     with pytest.raises(ValueError, match="^fingerprint"):
         Fingerprint.from_dict({**base, "extra": 1})
+
+
+def test_a_fingerprint_that_is_not_one_is_refused_by_name():
+    cfg = TrainConfig(**TINY)
+    for call in (lambda: cache_mod.cache_key(cfg, fingerprint={"sources": "0" * 64}),
+                 lambda: cache_mod.cache_path(cfg, "/x", fingerprint="abc")):
+        with pytest.raises(ValueError, match=r"^fingerprint must be a Fingerprint, got (dict|str)$"):
+            call()
 
 
 # ----------------------------------------------------------------------------- train_cached

@@ -257,6 +257,30 @@ def test_mirror_image_negates_exactly_the_odd_features(s):
     np.testing.assert_allclose(b3, b / g, atol=1e-14)
 
 
+def test_banding_data_pairs_each_optimum_with_the_first_seeds_run_at_its_own_s():
+    recs = _records()
+    by = {(r["check"], r["coords"]["s"]): r["details"] for r in recs if r["claim"] == "banding"}
+    data = figures._banding_data(recs)
+    assert set(data) == {"a"} and set(data["a"]) == {2, 3}
+    for s in (2, 3):
+        opt, run = by["optimum-in-a-class", s], by["trained-out-of-class-share", s]
+        assert data["a"][s] == {"optimum": (opt["b"], opt["W_QK"]),
+                                "trained": (run["seed0_b"], run["seed0_W_QK"])}
+
+
+def test_ratio_rows_name_each_series_and_keep_its_interval_or_none():
+    def rec(check, measured, iv, variant=None, layers=None):
+        return {"claim": "kalman-parity", "check": check, "measured": measured, "interval": iv,
+                "coords": {"setting": "a", "s": 2, "variant": variant, "layers": layers}}
+    recs = [rec("trained-mse-ratio", 1.1, [1.0, 1.2]), rec("baseline-mse-ratio", 1.3, None, "n4sid"),
+            rec("baseline-mse-ratio", 9.0, None, "not-a-series"), rec("trained-mse-ratio", 1.05, [1.0, 1.1], layers=2),
+            dict(rec("trained-mse-ratio", 7.0, None), claim="other")]
+    rows = figures._ratio_rows(recs, "kalman-parity")
+    assert [(name, value, iv) for _, name, value, iv in rows] == [
+        ("trained layer", 1.1, (1.0, 1.2)), ("N4SID (in context)", 1.3, None), ("L=2", 1.05, (1.0, 1.1))]
+    assert rows[0][0] == recs[0]["coords"]
+
+
 def test_basin_figure_bars_are_the_shares_with_the_tail_pooled(tmp_path):
     per_s = {s: r["details"] for r in _records() if r["check"] == "twin-optimum-share"
              for s in [r["coords"]["s"]] if s == 4}

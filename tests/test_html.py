@@ -25,7 +25,7 @@ import pytest
 
 from claims.compare import load_report
 from claims.findings import anchor
-from claims.report import provenance, render_report
+from claims.report import _inconclusive, _md, provenance, render_report
 
 ROOT = Path(__file__).resolve().parents[1]
 VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "source", "wbr"}
@@ -104,6 +104,21 @@ def test_page_groups_by_claim_with_provenance_findings_and_advice(report):
     assert "figures/cosines-a.png" in sec and "figures/banding-a.png" not in sec
 
 
+def test_page_head_a_missing_tolerance_source_and_the_markdown_beside_the_page(report):
+    payload, out = report
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<title>Claims report</title>" in page and "<h2>Findings</h2>" in page
+    for r in payload["records"]:
+        start = page.index(f"<td>{r['check_id']}</td>")
+        cells = page[start:page.index("</tr>", start)].removeprefix("<td>").removesuffix("</td>").split("</td><td>")
+        assert cells[8] == (r["tolerance_source"] or "-"), r["check_id"]
+    assert any(r["tolerance_source"] is None for r in payload["records"])
+    md = (out / "claims.md").read_text(encoding="utf-8")
+    assert f"- profile: `{payload['profile']['name']}` -- {payload['profile']['description']}" in md
+    undecided = _inconclusive(payload["records"])
+    assert undecided and all(r.get("decide") and _md(r["decide"]) in md for r in undecided)
+
+
 def test_broken_pages_are_caught():
     """The checker itself: an unclosed and a misnested tag, a duplicate id."""
     c = _Checker()
@@ -116,6 +131,23 @@ def test_provenance_outside_a_checkout(tmp_path):
     assert p == {"commit": None, "dirty": None, "command": "pytest claims -n auto --retrain", "argv": "x"}
     here = provenance("quick", None, argv=[])
     assert here["commit"] is None or len(here["commit"]) == 40
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_provenance_in_a_checkout_names_its_commit_and_whether_it_is_dirty(tmp_path):
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t",
+                               "-c", "commit.gpgsign=false", *args],
+                              check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q")
+    (tmp_path / "f").write_text("x")
+    git("add", "f")
+    git("commit", "-qm", "m")
+    p = provenance("paper", None, argv=["a", "b"], root=tmp_path)
+    assert p == {"commit": git("rev-parse", "HEAD"), "dirty": False,
+                 "command": "pytest claims -n auto --profile paper", "argv": "a b"}
+    (tmp_path / "f").write_text("y")
+    assert provenance(root=tmp_path, argv=[])["dirty"] is True
 
 
 # --------------------------------------------------------------------------- a real browser

@@ -103,3 +103,51 @@ def test_every_planted_slip_still_applies_and_the_published_run_caught_them():
     bad = slips.Slip("x", "x", "theory/n4sid.py", "no such text", "", ())
     with pytest.raises(ValueError, match="occurs 0 times"):
         slips.check_applies(bad, root)
+
+
+def _sample_module():
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "tests" / "mutation"))
+    try:
+        import sample
+    finally:
+        sys.path.remove(str(root / "tests" / "mutation"))
+    return sample
+
+
+def test_mutant_names_map_to_their_functions():
+    """mutmut's names: ``x_`` + a function's name, ``xǁClassǁmethod`` for a method."""
+    sample = _sample_module()
+    assert sample._target("theory.kappa.x_kappa__mutmut_3") == ("theory/kappa.py", ["kappa"])
+    assert sample._target("claims.figures.x__seed_panel__mutmut_295") == ("claims/figures.py", ["_seed_panel"])
+    assert sample._target("theory.mc_moments.xǁ_Accumulatorǁ__init____mutmut_23") == (
+        "theory/mc_moments.py", ["_Accumulator", "__init__"])
+    with pytest.raises(ValueError, match="not a mutmut mutant name"):
+        sample._target("theory.kappa.kappa")
+
+
+def test_a_merged_report_takes_a_part_only_where_the_function_is_unchanged():
+    """``sample.py --merge``: the last part that ran a mutant gives its outcome, and an older
+    part's outcome is refused (\"not checked\") where the mutated function's source changed
+    since that part's commit -- whatever else changed in the module."""
+    sample = _sample_module()
+    old = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return 2 * x\n\n\nclass C:\n    def m(self):\n        return 1\n"
+    new = old.replace("2 * x", "3 * x") + "\n\ndef h():\n    pass\n"
+    texts = {("c1", "p/m.py"): old, (None, "p/m.py"): new, ("c2", "p/m.py"): new}
+    names = ["p.m.x_f__mutmut_1", "p.m.x_g__mutmut_1", "p.m.x_g__mutmut_2", "p.m.xǁCǁm__mutmut_1"]
+    first = {"commit": "c1", "statuses": {"p.m.x_f__mutmut_1": "killed", "p.m.x_g__mutmut_1": "survived",
+                                          "p.m.x_g__mutmut_2": "killed", "p.m.xǁCǁm__mutmut_1": "survived"}}
+    later = {"commit": "c2", "statuses": {"p.m.x_g__mutmut_2": "survived"}}
+    out = sample.merge([first, later], names, source=lambda c, p: texts.get((c, p)))
+    assert out["counts"] == {"killed": 1, "not checked": 1, "survived": 2}
+    assert out["survivors"] == ["p.m.x_g__mutmut_2", "p.m.xǁCǁm__mutmut_1"]
+    assert out["other"] == ["p.m.x_g__mutmut_1: not checked"]
+    assert out["changed_since_their_part"] == ["p.m.x_g__mutmut_1"]
+    assert [p["taken"] for p in out["parts"]] == [2, 1] and out["kill_rate"] == 1 / 3
+    # a report without per-mutant statuses (the older --report) is rebuilt from the sample
+    rebuilt = sample.part_statuses({"n": 4, "killed": 2, "survivors": ["p.m.x_g__mutmut_1"],
+                                    "other": ["p.m.xǁCǁm__mutmut_1: not checked"]}, names)
+    assert rebuilt == {"p.m.x_f__mutmut_1": "killed", "p.m.x_g__mutmut_1": "survived",
+                       "p.m.x_g__mutmut_2": "killed", "p.m.xǁCǁm__mutmut_1": "not checked"}
+    with pytest.raises(ValueError, match="do not match the sample"):
+        sample.part_statuses({"n": 4, "killed": 3, "survivors": [], "other": []}, names)

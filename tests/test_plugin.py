@@ -336,6 +336,29 @@ def test_plugin_silent_without_records(pytester):
     assert not (pytester.path / "reports").exists()
 
 
+
+#: the claim harness's section of ``pytest --help`` as reviewed (tests/data/plugin_help.txt),
+#: whitespace collapsed so that the terminal's width and pytest's wrapping do not matter;
+#: after a deliberate change to an option, rewrite it with ``plugin_help(pytester)`` and review
+PLUGIN_HELP = Path(__file__).parent / "data" / "plugin_help.txt"
+
+
+def plugin_help(pytester) -> str:
+    """The section of ``pytest -p claims.plugin --help`` that the plugin adds, from its
+    heading to the next heading, whitespace collapsed to single spaces."""
+    lines = pytester.runpytest_inprocess("-p", "claims.plugin", "--help").outlines
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("claim harness"))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
+    return " ".join(" ".join(lines[start:end]).split())
+
+
+def test_the_plugins_options_read_as_reviewed(pytester):
+    """What ``pytest claims --help`` tells a reviewer about --profile, --claims-report,
+    --claims-random and --retrain changes only on purpose: the section equals its reviewed copy."""
+    got = plugin_help(pytester)
+    assert got == " ".join(PLUGIN_HELP.read_text(encoding="utf-8").split()), got
+
+
 KNOWN_DEMO = """
 import pytest
 from claims import known

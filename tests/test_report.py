@@ -88,6 +88,14 @@ def test_write_reports_atomic_and_strict_json(tmp_path):
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["claims.json", "claims.md", "index.html"]
 
 
+def test_environment_records_each_numeric_packages_version_and_the_wall_time():
+    import importlib
+    env = report.environment(12.34)
+    for name in ("torch", "numpy", "scipy", "sympy", "mpmath", "hypothesis", "matplotlib"):
+        assert env[name] == importlib.import_module(name).__version__, name
+    assert env["wall_seconds"] == 12.3 and report.environment()["wall_seconds"] is None
+
+
 def test_summary_line_wording():
     recs = []
     for verdict_holds, expect, outcome in [(True, "holds", "passed")] * 7 + \

@@ -390,6 +390,14 @@ def test_systems_compare_by_identity_and_are_hashable():
     assert len({s1, s2}) == 2
 
 
+def test_a_family_stores_its_sizes_as_plain_ints():
+    """numpy integers are accepted and stored as Python ints (JSON, cache keys and hashing
+    see the same value whatever integer type was passed)."""
+    fam = LDSFamily("a", d=np.int64(2), T=np.int32(4))
+    assert type(fam.d) is int and type(fam.T) is int and (fam.d, fam.T) == (2, 4)
+    assert fam == LDSFamily("a", d=2, T=4)
+
+
 def test_systems_store_validated_plain_floats():
     """sigma_v is stored as the validated Python float, whatever number type was passed."""
     sys_ = Systems(A=np.eye(2)[None] * 0.5, c=np.ones((1, 2)), Sigma_w=np.eye(2), Sigma_0=np.eye(2),

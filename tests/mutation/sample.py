@@ -23,10 +23,18 @@ Kill rate = killed / (killed + survived), where a timeout counts as killed (the 
 did not pass) and a mutant that no test reaches ("no tests") counts as survived.
 ``--names FILE`` runs or reports an explicit list instead (one name a line), e.g. the
 survivors after new tests were added.
+
+``--merge OLD.json NEW.json ...`` (with ``--names`` the sample's list) joins reports of parts of
+one sample run at different commits into one report for the checked-out tree: each mutant's
+outcome is taken from the last part that ran it, and a part's outcome is taken only where the
+mutated function's source at that part's commit equals today's (``ast.dump`` of the function
+or method; mutmut numbers a function's mutants from its source alone, so equal source, equal
+mutant).  A mutant whose function changed since the only part that ran it is "not checked".
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import random
@@ -37,6 +45,7 @@ from pathlib import Path
 
 KILLED = {"killed", "timeout", "segfault", "caught by type check"}
 SURVIVED = {"survived", "no tests"}
+METHOD = "\u01c1"    # mutmut's separator in a method's mutant name: x\u01c1Class\u01c1method
 
 
 def generate() -> None:
@@ -100,8 +109,102 @@ def report(names: list[str]) -> dict:
            "survived": survived,
            "kill_rate": killed / (killed + survived) if killed + survived else None,
            "survivors": sorted(n for n, s in status.items() if s in SURVIVED),
-           "other": sorted(f"{n}: {s}" for n, s in status.items() if s not in KILLED | SURVIVED)}
+           "other": sorted(f"{n}: {s}" for n, s in status.items() if s not in KILLED | SURVIVED),
+           "statuses": dict(sorted(status.items()))}
     return out
+
+
+def _target(name: str) -> tuple[str, list[str]]:
+    """A mutant's module path and qualified function name: ``theory.kappa.x_kappa__mutmut_3``
+    -> (``theory/kappa.py``, [``kappa``]); ``models.result.xǁTrainResultǁfrom_dict__mutmut_1``
+    -> (``models/result.py``, [``TrainResult``, ``from_dict``])."""
+    head, sep, num = name.rpartition("__mutmut_")
+    if not sep or not num.isdigit():
+        raise ValueError(f"not a mutmut mutant name: {name!r}")
+    module, _, func = head.rpartition(".")
+    if not func.startswith("x"):
+        raise ValueError(f"not a mutmut mutant name: {name!r}")
+    parts = [q for q in func[1:].split(METHOD) if q] if METHOD in func else [func[2:]]
+    return module.replace(".", "/") + ".py", parts
+
+
+def function_source(text: str | None, qual: list[str]) -> str | None:
+    """``ast.dump`` of the function ``qual`` (top-level, or a method of a top-level class) in a
+    module's text; None when the text or the function is absent."""
+    if text is None:
+        return None
+    body = ast.parse(text).body
+    for i, part in enumerate(qual):
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef) if i == len(qual) - 1 else (ast.ClassDef,)
+        node = next((n for n in body if isinstance(n, kinds) and n.name == part), None)
+        if node is None:
+            return None
+        body = node.body
+    return ast.dump(node)
+
+
+def _show(commit: str | None, path: str) -> str | None:
+    """A file's text at a commit (None: not there), or in the working tree (commit None)."""
+    if commit is None:
+        f = Path(path)
+        if not f.exists() and f.with_suffix("").is_dir():
+            f = f.with_suffix("") / "__init__.py"
+        return f.read_text(encoding="utf-8") if f.exists() else None
+    for p in (path, path[:-3] + "/__init__.py"):
+        out = subprocess.run(["git", "show", f"{commit}:{p}"], capture_output=True, text=True)
+        if out.returncode == 0:
+            return out.stdout
+    return None
+
+
+def part_statuses(rep: dict, names: list[str]) -> dict:
+    """Each mutant's status in one report: its own ``statuses`` where it recorded them, else
+    rebuilt from the sample (``survivors`` and ``other`` named, the rest killed -- a timeout
+    among them is counted as killed either way)."""
+    if "statuses" in rep:
+        return dict(rep["statuses"])
+    other = dict(o.split(": ", 1) for o in rep["other"])
+    survived = set(rep["survivors"])
+    out = {n: ("survived" if n in survived else other.get(n, "killed")) for n in names}
+    if len(out) != rep["n"] or sum(s in KILLED for s in out.values()) != rep["killed"]:
+        raise ValueError("the report's counts do not match the sample it is merged with")
+    return out
+
+
+def merge(parts: list[dict], names: list[str], source=_show) -> dict:
+    """One report of ``names`` from reports of parts of its run (oldest first); ``source(commit,
+    path)`` reads a module's text at a part's commit (None: today's working tree)."""
+    now: dict[tuple, str | None] = {}
+    status = {n: "not checked" for n in names}
+    origin: dict[str, int] = {}
+    stale: set[str] = set()
+    for k, rep in enumerate(parts):
+        for n, s in part_statuses(rep, names).items():
+            if n not in status:
+                raise ValueError(f"{n} is not in the sample")
+            if s not in KILLED | SURVIVED:
+                continue
+            path, qual = _target(n)
+            key = (path, tuple(qual))
+            if key not in now:
+                now[key] = function_source(source(None, path), qual)
+            then = function_source(source(rep["commit"], path), qual)
+            if then is None or then != now[key]:
+                stale.add(n)
+                continue
+            status[n], origin[n] = s, k
+            stale.discard(n)
+    counts = Counter(status.values())
+    killed = sum(v for s, v in counts.items() if s in KILLED)
+    survived = sum(v for s, v in counts.items() if s in SURVIVED)
+    return {"n": len(names), "counts": dict(sorted(counts.items())), "killed": killed,
+            "survived": survived,
+            "kill_rate": killed / (killed + survived) if killed + survived else None,
+            "survivors": sorted(n for n, s in status.items() if s in SURVIVED),
+            "other": sorted(f"{n}: {s}" for n, s in status.items() if s not in KILLED | SURVIVED),
+            "parts": [{"commit": rep["commit"], "source_trees": rep.get("source_trees"),
+                       "taken": sum(1 for v in origin.values() if v == k)} for k, rep in enumerate(parts)],
+            "changed_since_their_part": sorted(stale)}
 
 
 def main(argv=None) -> int:
@@ -113,7 +216,19 @@ def main(argv=None) -> int:
     p.add_argument("--report", action="store_true", help="print the kill rate of the sample (JSON)")
     p.add_argument("--list", action="store_true", help="print the sampled names")
     p.add_argument("--children", type=int, default=2, help="mutmut's --max-children (parallel mutant runs)")
+    p.add_argument("--merge", type=Path, nargs="+", metavar="REPORT",
+                   help="join reports of parts of one run (oldest first; needs --names, the sample)")
     args = p.parse_args(argv)
+    if args.merge:
+        if not args.names:
+            raise SystemExit("--merge needs --names, the sample's list of mutants")
+        names = [ln.strip() for ln in args.names.read_text().splitlines() if ln.strip()]
+        parts = [json.loads(f.read_text(encoding="utf-8")) for f in args.merge]
+        first = parts[0]
+        print(json.dumps({"seed": first["seed"], "total_mutants": first["total_mutants"],
+                          "sample": str(args.names), **provenance(),
+                          **merge(parts, names), "merged": [str(f) for f in args.merge]}, indent=1))
+        return 0
     if not meta_files():
         generate()
     names = ([ln.strip() for ln in args.names.read_text().splitlines() if ln.strip()]
