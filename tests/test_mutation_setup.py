@@ -62,9 +62,8 @@ def test_every_module_that_parses_source_marks_its_guards():
     assert parsing <= marked, f"parse source without marking a guard: {sorted(parsing - marked)}"
 
 
-def test_the_rate_docs_mutation_quotes_is_the_reports():
-    """docs/mutation.md's status quotes the counts of the first report it links under
-    docs/results/mutation/ (written by ``sample.py --report``), not numbers typed apart."""
+def _status_and_report():
+    """docs/mutation.md's status section and the first report it links under docs/results/mutation/."""
     import json
     import re
     root = Path(__file__).resolve().parents[1]
@@ -72,12 +71,27 @@ def test_the_rate_docs_mutation_quotes_is_the_reports():
     status = doc.split("## Status on the current tree", 1)[1].split("\n## ", 1)[0]
     linked = re.findall(r"\]\((results/mutation/[^)]+/report-[^)]+\.json)\)", status)
     assert linked, "the status links no report"
-    rep = json.loads((root / "docs" / linked[0]).read_text(encoding="utf-8"))     # the first it links
+    return status, json.loads((root / "docs" / linked[0]).read_text(encoding="utf-8"))
+
+
+def test_the_rate_docs_mutation_quotes_is_the_reports():
+    """docs/mutation.md's status quotes the counts of the first report it links under
+    docs/results/mutation/ (written by ``sample.py --report`` or ``--merge``), not numbers typed apart."""
+    status, rep = _status_and_report()
     run = rep["killed"] + rep["survived"]
     assert f"**{rep['killed']} killed**" in status and f"**{rep['survived']} survived**" in status
     assert f"{rep['killed']} / {run} = **{100 * rep['kill_rate']:.1f} %**" in status
     assert f"**{rep['total_mutants']} mutants**" in status and rep["commit"] in status
     assert f"**{run} of the {rep['n']} have been run**" in status or run == rep["n"]
+
+
+def test_the_readme_quotes_the_same_rate_and_commit():
+    """The README's pointer to docs/mutation.md quotes the status report's rate and commit."""
+    _, rep = _status_and_report()
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    (line,) = [ln for ln in readme.splitlines() if "(docs/mutation.md)" in ln]
+    assert f"{100 * rep['kill_rate']:.1f} %" in line and f"`{rep['commit']}`" in line, line
+    assert f"{rep['n']} mutants" in line, line
 
 
 @pytest.mark.reads_source
@@ -151,3 +165,17 @@ def test_a_merged_report_takes_a_part_only_where_the_function_is_unchanged():
                        "p.m.x_g__mutmut_2": "killed", "p.m.xǁCǁm__mutmut_1": "not checked"}
     with pytest.raises(ValueError, match="do not match the sample"):
         sample.part_statuses({"n": 4, "killed": 3, "survivors": [], "other": []}, names)
+
+
+def test_the_frame_counts_todays_mutants_by_whether_their_function_changed_since_the_draw():
+    """``frame``: today's mutants of a function whose source is unchanged since the sample's
+    commit are in its frame; those of a changed or new function are listed with their counts."""
+    sample = _sample_module()
+    old = "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return 2 * x\n"
+    new = "# a comment\ndef f(x):\n    return x + 1\n\n\ndef g(x):\n    return 3 * x\n\n\ndef h():\n    return 0\n"
+    texts = {("c1", "p/m.py"): old, (None, "p/m.py"): new}
+    today = ["p.m.x_f__mutmut_1", "p.m.x_f__mutmut_2", "p.m.x_g__mutmut_1", "p.m.x_h__mutmut_1",
+             "p.m.x_h__mutmut_2", "p.m.x_h__mutmut_3"]
+    out = sample.frame("c1", today, source=lambda c, p: texts.get((c, p)))
+    assert out == {"today_in_unchanged_functions": 2,
+                   "today_in_changed_functions": {"p/m.py:g": 1, "p/m.py:h": 3}}

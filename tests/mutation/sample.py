@@ -30,6 +30,9 @@ outcome is taken from the last part that ran it, and a part's outcome is taken o
 mutated function's source at that part's commit equals today's (``ast.dump`` of the function
 or method; mutmut numbers a function's mutants from its source alone, so equal source, equal
 mutant).  A mutant whose function changed since the only part that ran it is "not checked".
+The merged report also says where the sample stands on today's tree (``drawn_from``): how many
+of today's mutants lie in functions unchanged since the commit it was drawn at -- of those the
+sample is a uniform draw -- and which functions changed or were added since, with their mutants.
 """
 from __future__ import annotations
 
@@ -207,6 +210,29 @@ def merge(parts: list[dict], names: list[str], source=_show) -> dict:
             "changed_since_their_part": sorted(stale)}
 
 
+def frame(commit: str, today: list[str], source=_show) -> dict:
+    """Where a sample drawn at ``commit`` stands on today's tree: how many of today's mutants
+    (``today``) lie in functions whose source is unchanged since ``commit`` (the same mutants,
+    of which the sample is a uniform draw), and the functions changed or added since, each with
+    its number of mutants today (outside the sample's frame)."""
+    by_function: Counter = Counter(tuple([path, *qual]) for path, qual in map(_target, today))
+    texts: dict[tuple, str | None] = {}
+
+    def text(c, path):
+        if (c, path) not in texts:
+            texts[c, path] = source(c, path)
+        return texts[c, path]
+
+    same, changed = 0, {}
+    for (path, *qual), count in sorted(by_function.items()):
+        now = function_source(text(None, path), qual)
+        if now is not None and now == function_source(text(commit, path), qual):
+            same += count
+        else:
+            changed[f"{path}:{'.'.join(qual)}"] = count
+    return {"today_in_unchanged_functions": same, "today_in_changed_functions": changed}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=7)
@@ -225,8 +251,12 @@ def main(argv=None) -> int:
         names = [ln.strip() for ln in args.names.read_text().splitlines() if ln.strip()]
         parts = [json.loads(f.read_text(encoding="utf-8")) for f in args.merge]
         first = parts[0]
-        print(json.dumps({"seed": first["seed"], "total_mutants": first["total_mutants"],
+        if not meta_files():
+            generate()
+        print(json.dumps({"seed": first["seed"], "total_mutants": len(all_names()),
                           "sample": str(args.names), **provenance(),
+                          "drawn_from": {"commit": first["commit"], "total_mutants": first["total_mutants"],
+                                         **frame(first["commit"], all_names())},
                           **merge(parts, names), "merged": [str(f) for f in args.merge]}, indent=1))
         return 0
     if not meta_files():
