@@ -198,6 +198,14 @@ def test_a_fingerprint_that_is_not_one_is_refused_by_name():
             call()
 
 
+
+def test_a_dtype_that_is_not_a_string_is_refused_by_name_before_any_work():
+    with pytest.raises(ValueError, match=r"^dtype must be a string such as 'float32', got int$"):
+        current_fingerprint("cpu", 32)
+    with pytest.raises(ValueError, match=r"^dtype must be a string such as 'float32', got dtype$"):
+        current_fingerprint("cpu", torch.float32)
+
+
 # ----------------------------------------------------------------------------- train_cached
 @pytest.fixture
 def calls(monkeypatch):

@@ -85,6 +85,23 @@ def test_the_rate_docs_mutation_quotes_is_the_reports():
     assert f"**{run} of the {rep['n']} have been run**" in status or run == rep["n"]
 
 
+def test_each_run_the_status_tabulates_is_its_reports():
+    """The table of the runs the rate is joined from: one row per report the joined report was
+    merged from, in its order, each row's killed and survived those of the report it links."""
+    import json
+    import re
+    status, merged = _status_and_report()
+    rows = [r for r in status.splitlines() if r.startswith("| ") and "/report-" in r]
+    links = []
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        (link,) = re.findall(r"\]\((results/mutation/[^)]+\.json)\)", cells[-1])
+        rep = json.loads((Path(__file__).resolve().parents[1] / "docs" / link).read_text(encoding="utf-8"))
+        assert (int(cells[-3]), int(cells[-2])) == (rep["killed"], rep["survived"]), row
+        links.append("docs/" + link)
+    assert links == merged["merged"]
+
+
 def test_the_readme_quotes_the_same_rate_and_commit():
     """The README's pointer to docs/mutation.md quotes the status report's rate and commit."""
     _, rep = _status_and_report()
@@ -179,3 +196,8 @@ def test_the_frame_counts_todays_mutants_by_whether_their_function_changed_since
     out = sample.frame("c1", today, source=lambda c, p: texts.get((c, p)))
     assert out == {"today_in_unchanged_functions": 2,
                    "today_in_changed_functions": {"p/m.py:g": 1, "p/m.py:h": 3}}
+    # the population a sample drawn at c1 leaves out, and a seeded draw from it
+    outside = sample.outside_frame("c1", today, source=lambda c, p: texts.get((c, p)))
+    assert outside == today[2:]
+    drawn = sample.draw(7, 2, outside)
+    assert drawn == sorted(drawn) and set(drawn) <= set(outside) and drawn == sample.draw(7, 2, outside[::-1])

@@ -96,6 +96,12 @@ def test_environment_records_each_numeric_packages_version_and_the_wall_time():
     assert env["wall_seconds"] == 12.3 and report.environment()["wall_seconds"] is None
 
 
+def test_environment_names_the_python_and_the_platform_it_ran_on():
+    import platform
+    env = report.environment()
+    assert env["python"] == platform.python_version() and env["platform"] == platform.platform()
+
+
 def test_summary_line_wording():
     recs = []
     for verdict_holds, expect, outcome in [(True, "holds", "passed")] * 7 + \

@@ -81,8 +81,9 @@ def exit_codes() -> dict:
     return codes
 
 
-def draw(seed: int, n: int) -> list[str]:
-    names = all_names()
+def draw(seed: int, n: int, names: list[str] | None = None) -> list[str]:
+    """``n`` of ``names`` (default: every mutant), seeded, sorted."""
+    names = sorted(all_names() if names is None else names)
     if n > len(names):
         raise SystemExit(f"--n {n} exceeds the {len(names)} mutants")
     return sorted(random.Random(seed).sample(names, n))
@@ -129,6 +130,12 @@ def _target(name: str) -> tuple[str, list[str]]:
         raise ValueError(f"not a mutmut mutant name: {name!r}")
     parts = [q for q in func[1:].split(METHOD) if q] if METHOD in func else [func[2:]]
     return module.replace(".", "/") + ".py", parts
+
+
+def _function_key(name: str) -> str:
+    """``path:qualified.name`` of a mutant's function (how :func:`frame` lists functions)."""
+    path, qual = _target(name)
+    return f"{path}:{'.'.join(qual)}"
 
 
 def function_source(text: str | None, qual: list[str]) -> str | None:
@@ -233,6 +240,13 @@ def frame(commit: str, today: list[str], source=_show) -> dict:
     return {"today_in_unchanged_functions": same, "today_in_changed_functions": changed}
 
 
+def outside_frame(commit: str, today: list[str], source=_show) -> list[str]:
+    """Today's mutants in the functions changed or added since ``commit`` (see :func:`frame`):
+    the population a sample drawn at ``commit`` does not cover."""
+    changed = set(frame(commit, today, source)["today_in_changed_functions"])
+    return sorted(n for n in today if _function_key(n) in changed)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=7)
@@ -242,6 +256,9 @@ def main(argv=None) -> int:
     p.add_argument("--report", action="store_true", help="print the kill rate of the sample (JSON)")
     p.add_argument("--list", action="store_true", help="print the sampled names")
     p.add_argument("--children", type=int, default=2, help="mutmut's --max-children (parallel mutant runs)")
+    p.add_argument("--outside-frame", metavar="COMMIT",
+                   help="draw from the mutants of the functions changed since COMMIT only (the "
+                        "mutants a sample drawn at COMMIT does not cover)")
     p.add_argument("--merge", type=Path, nargs="+", metavar="REPORT",
                    help="join reports of parts of one run (oldest first; needs --names, the sample)")
     args = p.parse_args(argv)
@@ -262,7 +279,8 @@ def main(argv=None) -> int:
     if not meta_files():
         generate()
     names = ([ln.strip() for ln in args.names.read_text().splitlines() if ln.strip()]
-             if args.names else draw(args.seed, args.n))
+             if args.names else draw(args.seed, args.n, outside_frame(args.outside_frame, all_names())
+                                     if args.outside_frame else None))
     if args.list:
         print("\n".join(names))
     if args.run:
