@@ -102,6 +102,19 @@ def test_each_run_the_status_tabulates_is_its_reports():
     assert links == merged["merged"]
 
 
+def test_every_survivor_of_the_status_report_is_judged():
+    """Each survivor the joined report lists has its row in docs/mutation.md's "Survivors
+    judged" table, with a verdict in it, and the table judges no mutant the report does not
+    list as a survivor."""
+    import re
+    _, rep = _status_and_report()
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "mutation.md").read_text(encoding="utf-8")
+    table = doc.split("### Survivors judged", 1)[1].split("\n## ", 1)[0]
+    rows = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\| `([^`]+)` \|([^|]+)\|", table, re.M)}
+    assert set(rows) == set(rep["survivors"])
+    assert all(rows.values()), rows
+
+
 def test_the_readme_quotes_the_same_rate_and_commit():
     """The README's pointer to docs/mutation.md quotes the status report's rate and commit."""
     _, rep = _status_and_report()
