@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import random
@@ -132,9 +133,8 @@ def _target(name: str) -> tuple[str, list[str]]:
     return module.replace(".", "/") + ".py", parts
 
 
-def _function_key(name: str) -> str:
-    """``path:qualified.name`` of a mutant's function (how :func:`frame` lists functions)."""
-    path, qual = _target(name)
+def _function_key(path: str, qual) -> str:
+    """``path:qualified.name`` of a function (how :func:`frame` lists functions)."""
     return f"{path}:{'.'.join(qual)}"
 
 
@@ -184,7 +184,7 @@ def part_statuses(rep: dict, names: list[str]) -> dict:
 def merge(parts: list[dict], names: list[str], source=_show) -> dict:
     """One report of ``names`` from reports of parts of its run (oldest first); ``source(commit,
     path)`` reads a module's text at a part's commit (None: today's working tree)."""
-    now: dict[tuple, str | None] = {}
+    source = functools.lru_cache(maxsize=None)(source)
     status = {n: "not checked" for n in names}
     origin: dict[str, int] = {}
     stale: set[str] = set()
@@ -195,11 +195,8 @@ def merge(parts: list[dict], names: list[str], source=_show) -> dict:
             if s not in KILLED | SURVIVED:
                 continue
             path, qual = _target(n)
-            key = (path, tuple(qual))
-            if key not in now:
-                now[key] = function_source(source(None, path), qual)
             then = function_source(source(rep["commit"], path), qual)
-            if then is None or then != now[key]:
+            if then is None or then != function_source(source(None, path), qual):
                 stale.add(n)
                 continue
             status[n], origin[n] = s, k
@@ -222,21 +219,15 @@ def frame(commit: str, today: list[str], source=_show) -> dict:
     (``today``) lie in functions whose source is unchanged since ``commit`` (the same mutants,
     of which the sample is a uniform draw), and the functions changed or added since, each with
     its number of mutants today (outside the sample's frame)."""
+    source = functools.lru_cache(maxsize=None)(source)
     by_function: Counter = Counter(tuple([path, *qual]) for path, qual in map(_target, today))
-    texts: dict[tuple, str | None] = {}
-
-    def text(c, path):
-        if (c, path) not in texts:
-            texts[c, path] = source(c, path)
-        return texts[c, path]
-
     same, changed = 0, {}
     for (path, *qual), count in sorted(by_function.items()):
-        now = function_source(text(None, path), qual)
-        if now is not None and now == function_source(text(commit, path), qual):
+        now = function_source(source(None, path), qual)
+        if now is not None and now == function_source(source(commit, path), qual):
             same += count
         else:
-            changed[f"{path}:{'.'.join(qual)}"] = count
+            changed[_function_key(path, qual)] = count
     return {"today_in_unchanged_functions": same, "today_in_changed_functions": changed}
 
 
@@ -244,7 +235,7 @@ def outside_frame(commit: str, today: list[str], source=_show) -> list[str]:
     """Today's mutants in the functions changed or added since ``commit`` (see :func:`frame`):
     the population a sample drawn at ``commit`` does not cover."""
     changed = set(frame(commit, today, source)["today_in_changed_functions"])
-    return sorted(n for n in today if _function_key(n) in changed)
+    return sorted(n for n in today if _function_key(*_target(n)) in changed)
 
 
 def main(argv=None) -> int:
