@@ -199,7 +199,7 @@ def test_a_fingerprint_that_is_not_one_is_refused_by_name():
 
 
 
-def test_a_dtype_that_is_not_a_string_is_refused_by_name_before_any_work():
+def test_a_dtype_that_is_not_a_string_is_refused_by_name():
     with pytest.raises(ValueError, match=r"^dtype must be a string such as 'float32', got int$"):
         current_fingerprint("cpu", 32)
     with pytest.raises(ValueError, match=r"^dtype must be a string such as 'float32', got dtype$"):
@@ -218,6 +218,17 @@ def calls(monkeypatch):
 
 def _train(cfg, tmp_path, **kw):
     return cache_mod.train_cached(cfg, cache_dir=tmp_path, device="cpu", progress=False, **kw)
+
+
+@pytest.mark.parametrize("progress", [True, False, None])
+def test_the_progress_choice_reaches_the_training_it_asks_for(tmp_path, monkeypatch, progress):
+    """``ldsicl train --no-progress`` and the claims' quiet runs silence the bar by passing
+    ``progress`` through the cache to the trainer, whatever the cache does first."""
+    seen = []
+    real = cache_mod.train
+    monkeypatch.setattr(cache_mod, "train", lambda c, **kw: seen.append(kw["progress"]) or real(c, **kw))
+    cache_mod.train_cached(TrainConfig(**TINY), cache_dir=tmp_path, device="cpu", progress=progress)
+    assert seen == [progress]
 
 
 def test_entry_holds_config_fingerprint_and_created_time(tmp_path, calls):

@@ -102,17 +102,30 @@ def test_each_run_the_status_tabulates_is_its_reports():
     assert links == merged["merged"]
 
 
+def _judged_rows(section: str) -> dict:
+    """mutant -> verdict of the rows of a "| mutant | judged | ..." table in a doc section."""
+    import re
+    return {m.group(1): m.group(2).strip() for m in re.finditer(r"^\| `([^`]+)` \|([^|]+)\|", section, re.M)}
+
+
 def test_every_survivor_of_the_status_report_is_judged():
     """Each survivor the joined report lists has its row in docs/mutation.md's "Survivors
     judged" table, with a verdict in it, and the table judges no mutant the report does not
-    list as a survivor."""
+    list as a survivor; likewise the survivors of the sample outside the frame, in the table
+    of their section, against the last report that section links."""
+    import json
     import re
     _, rep = _status_and_report()
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "mutation.md").read_text(encoding="utf-8")
-    table = doc.split("### Survivors judged", 1)[1].split("\n## ", 1)[0]
-    rows = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\| `([^`]+)` \|([^|]+)\|", table, re.M)}
-    assert set(rows) == set(rep["survivors"])
-    assert all(rows.values()), rows
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "mutation.md").read_text(encoding="utf-8")
+    table = re.split(r"^### Survivors judged$", doc, flags=re.M)[1].split("\n## ", 1)[0]
+    rows = _judged_rows(table)
+    assert set(rows) == set(rep["survivors"]) and all(rows.values()), rows
+    outside = re.split(r"^### Outside the frame.*$", doc, flags=re.M)[1].split("\n## ", 1)[0]
+    link = re.findall(r"\]\((results/mutation/[^)]+/report-[^)]+\.json)\)", outside)[-1]
+    last = json.loads((root / "docs" / link).read_text(encoding="utf-8"))
+    rows = _judged_rows(outside)
+    assert set(rows) == set(last["survivors"]) and all(rows.values()), rows
 
 
 def test_the_readme_quotes_the_same_rate_and_commit():
@@ -150,13 +163,14 @@ def test_every_planted_slip_still_applies_and_the_published_run_caught_them():
 
 
 def _sample_module():
-    root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "tests" / "mutation"))
-    try:
-        import sample
-    finally:
-        sys.path.remove(str(root / "tests" / "mutation"))
-    return sample
+    """tests/mutation/sample.py, loaded under a name of its own (no other ``sample`` module
+    found on the path, or already imported, can stand in for it)."""
+    import importlib.util
+    path = Path(__file__).resolve().parent / "mutation" / "sample.py"
+    spec = importlib.util.spec_from_file_location("_mutation_sample", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_mutant_names_map_to_their_functions():
@@ -181,13 +195,22 @@ def test_a_merged_report_takes_a_part_only_where_the_function_is_unchanged():
     names = ["p.m.x_f__mutmut_1", "p.m.x_g__mutmut_1", "p.m.x_g__mutmut_2", "p.m.xǁCǁm__mutmut_1"]
     first = {"commit": "c1", "statuses": {"p.m.x_f__mutmut_1": "killed", "p.m.x_g__mutmut_1": "survived",
                                           "p.m.x_g__mutmut_2": "killed", "p.m.xǁCǁm__mutmut_1": "survived"}}
-    later = {"commit": "c2", "statuses": {"p.m.x_g__mutmut_2": "survived"}}
+    later = {"commit": "c2", "statuses": {"p.m.x_g__mutmut_2": "survived", "p.m.x_f__mutmut_1": "survived"}}
     out = sample.merge([first, later], names, source=lambda c, p: texts.get((c, p)))
-    assert out["counts"] == {"killed": 1, "not checked": 1, "survived": 2}
-    assert out["survivors"] == ["p.m.x_g__mutmut_2", "p.m.xǁCǁm__mutmut_1"]
+    # f_1: both parts valid, the later one's outcome is taken; g_1: c1's is refused (g changed)
+    assert out["counts"] == {"not checked": 1, "survived": 3}
+    assert out["survivors"] == ["p.m.x_f__mutmut_1", "p.m.x_g__mutmut_2", "p.m.xǁCǁm__mutmut_1"]
     assert out["other"] == ["p.m.x_g__mutmut_1: not checked"]
     assert out["changed_since_their_part"] == ["p.m.x_g__mutmut_1"]
-    assert [p["taken"] for p in out["parts"]] == [2, 1] and out["kill_rate"] == 1 / 3
+    assert [p["taken"] for p in out["parts"]] == [1, 2] and out["kill_rate"] == 0
+    # the other order: the last part (now c1) wins where its outcome can be taken
+    again = sample.merge([later, first], names, source=lambda c, p: texts.get((c, p)))
+    assert again["counts"] == {"killed": 1, "not checked": 1, "survived": 2} and again["survivors"] == [
+        "p.m.x_g__mutmut_2", "p.m.xǁCǁm__mutmut_1"]
+    assert again["changed_since_their_part"] == ["p.m.x_g__mutmut_1"] and again["kill_rate"] == 1 / 3
+    # a part measured on a tree that differs from its commit is refused
+    with pytest.raises(ValueError, match="differs from its commit"):
+        sample.merge([dict(first, source_modified_since_commit=True)], names, source=lambda c, p: None)
     # a report without per-mutant statuses (the older --report) is rebuilt from the sample
     rebuilt = sample.part_statuses({"n": 4, "killed": 2, "survivors": ["p.m.x_g__mutmut_1"],
                                     "other": ["p.m.xǁCǁm__mutmut_1: not checked"]}, names)
@@ -214,3 +237,20 @@ def test_the_frame_counts_todays_mutants_by_whether_their_function_changed_since
     assert outside == today[2:]
     drawn = sample.draw(7, 2, outside)
     assert drawn == sorted(drawn) and set(drawn) <= set(outside) and drawn == sample.draw(7, 2, outside[::-1])
+
+
+def test_wilson_interval_of_a_kill_rate():
+    """Wilson's interval against its closed form at hand-checkable points (0 of n gives
+    [0, z^2 / (n + z^2)], n of n its mirror) and, at 279 of 300, against its definition: the
+    two proportions p with (k/n - p)^2 = z^2 p (1 - p) / n."""
+    sample = _sample_module()
+    z2 = 1.959963984540054 ** 2
+    lo, hi = sample.wilson95(0, 10)
+    assert lo == pytest.approx(0, abs=1e-15) and hi == pytest.approx(z2 / (10 + z2), rel=1e-12)
+    lo, hi = sample.wilson95(10, 10)
+    assert lo == pytest.approx(10 / (10 + z2), rel=1e-12) and hi == pytest.approx(1, abs=1e-15)
+    lo, hi = sample.wilson95(279, 300)
+    assert lo < 279 / 300 < hi
+    for p in (lo, hi):
+        assert (279 / 300 - p) ** 2 == pytest.approx(z2 * p * (1 - p) / 300, rel=1e-10)
+    assert sample.wilson95(0, 0) is None

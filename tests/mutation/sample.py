@@ -32,7 +32,13 @@ or method; mutmut numbers a function's mutants from its source alone, so equal s
 mutant).  A mutant whose function changed since the only part that ran it is "not checked".
 The merged report also says where the sample stands on today's tree (``drawn_from``): how many
 of today's mutants lie in functions unchanged since the commit it was drawn at -- of those the
-sample is a uniform draw -- and which functions changed or were added since, with their mutants.
+sample is a uniform draw -- and which functions changed or were added since, with their mutants
+(``--drawn-at`` names the commit of the draw where it is not the first part's).
+``--outside-frame COMMIT`` draws from those changed or added functions' mutants alone.
+
+``--report``, ``--list`` and ``--merge`` read the mutants in ``mutants/`` as they are (they
+generate them only where there are none); ``mutmut run`` brings the changed files up to date
+itself.  After a change to the source without a run, delete ``mutants/`` before a report.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ import argparse
 import ast
 import functools
 import json
+import math
 import os
 import random
 import subprocess
@@ -107,16 +114,33 @@ def report(names: list[str]) -> dict:
 
     codes = exit_codes()
     status = {name: status_by_exit_code[codes.get(name)] for name in names}
+    return {**tally(status), "statuses": dict(sorted(status.items()))}
+
+
+def wilson95(k: int, n: int) -> list[float] | None:
+    """Wilson's 95 % interval of a proportion k / n (None for n = 0): the two p with
+    (k/n - p)^2 = z^2 p (1 - p) / n; e.g. 279 of 300: [0.8954..., 0.9538...]."""
+    if n == 0:
+        return None
+    z, p = 1.959963984540054, k / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return [(centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n)]
+
+
+def tally(status: dict) -> dict:
+    """The counts of a sample's statuses: killed (a timeout counted as killed), survived (a
+    mutant no test reaches counted as survived), the kill rate and its Wilson 95 % interval
+    (the sample's uncertainty about the rate of the mutants it was drawn from), the survivors
+    and the mutants neither killed nor survived (not run, not checked)."""
     counts = Counter(status.values())
-    killed = sum(counts[s] for s in KILLED)
-    survived = sum(counts[s] for s in SURVIVED)
-    out = {"n": len(names), "counts": dict(sorted(counts.items())), "killed": killed,
-           "survived": survived,
-           "kill_rate": killed / (killed + survived) if killed + survived else None,
-           "survivors": sorted(n for n, s in status.items() if s in SURVIVED),
-           "other": sorted(f"{n}: {s}" for n, s in status.items() if s not in KILLED | SURVIVED),
-           "statuses": dict(sorted(status.items()))}
-    return out
+    killed = sum(v for s, v in counts.items() if s in KILLED)
+    survived = sum(v for s, v in counts.items() if s in SURVIVED)
+    return {"n": len(status), "counts": dict(sorted(counts.items())), "killed": killed,
+            "survived": survived,
+            "kill_rate": killed / (killed + survived) if killed + survived else None,
+            "kill_rate_wilson95": wilson95(killed, killed + survived),
+            "survivors": sorted(n for n, s in status.items() if s in SURVIVED),
+            "other": sorted(f"{n}: {s}" for n, s in status.items() if s not in KILLED | SURVIVED)}
 
 
 def _target(name: str) -> tuple[str, list[str]]:
@@ -183,12 +207,20 @@ def part_statuses(rep: dict, names: list[str]) -> dict:
 
 def merge(parts: list[dict], names: list[str], source=_show) -> dict:
     """One report of ``names`` from reports of parts of its run (oldest first); ``source(commit,
-    path)`` reads a module's text at a part's commit (None: today's working tree)."""
+    path)`` reads a module's text at a part's commit (None: today's working tree).
+
+    A mutant's outcome is that of the last part whose outcome can be taken: one run where
+    the mutated function's source equals today's.  What this does not see: a change outside
+    the function (a callee, a class attribute, module-level code) that changes what the same
+    mutant does.  ``changed_since_their_part`` lists the mutants no outcome of which could be
+    taken.  A part measured on a source tree that differed from its commit is refused."""
     source = functools.lru_cache(maxsize=None)(source)
     status = {n: "not checked" for n in names}
     origin: dict[str, int] = {}
     stale: set[str] = set()
     for k, rep in enumerate(parts):
+        if rep.get("source_modified_since_commit"):
+            raise ValueError(f"part {k} ({rep['commit']}) was measured on a source tree that differs from its commit")
         for n, s in part_statuses(rep, names).items():
             if n not in status:
                 raise ValueError(f"{n} is not in the sample")
@@ -200,15 +232,8 @@ def merge(parts: list[dict], names: list[str], source=_show) -> dict:
                 stale.add(n)
                 continue
             status[n], origin[n] = s, k
-            stale.discard(n)
-    counts = Counter(status.values())
-    killed = sum(v for s, v in counts.items() if s in KILLED)
-    survived = sum(v for s, v in counts.items() if s in SURVIVED)
-    return {"n": len(names), "counts": dict(sorted(counts.items())), "killed": killed,
-            "survived": survived,
-            "kill_rate": killed / (killed + survived) if killed + survived else None,
-            "survivors": sorted(n for n, s in status.items() if s in SURVIVED),
-            "other": sorted(f"{n}: {s}" for n, s in status.items() if s not in KILLED | SURVIVED),
+    stale -= set(origin)
+    return {**tally(status),
             "parts": [{"commit": rep["commit"], "source_trees": rep.get("source_trees"),
                        "taken": sum(1 for v in origin.values() if v == k)} for k, rep in enumerate(parts)],
             "changed_since_their_part": sorted(stale)}
@@ -252,6 +277,8 @@ def main(argv=None) -> int:
                         "mutants a sample drawn at COMMIT does not cover)")
     p.add_argument("--merge", type=Path, nargs="+", metavar="REPORT",
                    help="join reports of parts of one run (oldest first; needs --names, the sample)")
+    p.add_argument("--drawn-at", metavar="COMMIT",
+                   help="with --merge: the commit the sample was drawn at (default: the first part's)")
     args = p.parse_args(argv)
     if args.merge:
         if not args.names:
@@ -259,12 +286,13 @@ def main(argv=None) -> int:
         names = [ln.strip() for ln in args.names.read_text().splitlines() if ln.strip()]
         parts = [json.loads(f.read_text(encoding="utf-8")) for f in args.merge]
         first = parts[0]
+        drawn_at = args.drawn_at or first["commit"]
         if not meta_files():
             generate()
         print(json.dumps({"seed": first["seed"], "total_mutants": len(all_names()),
                           "sample": str(args.names), **provenance(),
-                          "drawn_from": {"commit": first["commit"], "total_mutants": first["total_mutants"],
-                                         **frame(first["commit"], all_names())},
+                          "drawn_from": {"commit": drawn_at, "total_mutants": first["total_mutants"],
+                                         **frame(drawn_at, all_names())},
                           **merge(parts, names), "merged": [str(f) for f in args.merge]}, indent=1))
         return 0
     if not meta_files():
