@@ -99,3 +99,20 @@ def test_a_users_own_kernels_win_and_are_recorded(children):
     user = children["user"]
     assert user["kernels"] == "DEFAULT/mkl:AUTO" == user["fingerprint"]
     assert user["weights"] not in (children["pinned"]["weights"], children["early"]["weights"])
+
+
+def test_the_account_of_the_cross_machine_scan_is_the_scans():
+    """docs/settings.md's words on the golden runs on another CPU are those of the scan it
+    links (docs/results/kernels/): how many stored digests each variant gave again, and that
+    the two machines differ."""
+    import json
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    scan = json.loads((root / "docs/results/kernels/golden-amd-epyc-family26.json").read_text(encoding="utf-8"))
+    text = " ".join((root / "docs/settings.md").read_text(encoding="utf-8").split())
+    v, runs = scan["variants"], scan["runs"]
+    assert scan["machine"]["cpu"] != scan["stored_machine"]["cpu"]
+    assert v["pinned"]["n_equal"] == v["torch unpinned"]["n_equal"] == runs and v["pinned"]["kernels"] == PINNED
+    words = {4: "four"}
+    assert f"only {words[v['MKL unpinned']['n_equal']]} of the eight with MKL's left to its own dispatch" in text
+    assert runs == 8 and "eight short runs" in text

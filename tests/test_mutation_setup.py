@@ -82,6 +82,8 @@ def test_the_rate_docs_mutation_quotes_is_the_reports():
     assert f"**{rep['killed']} killed**" in status and f"**{rep['survived']} survived**" in status
     assert f"{rep['killed']} / {run} = **{100 * rep['kill_rate']:.1f} %**" in status
     assert f"**{rep['total_mutants']} mutants**" in status and rep["commit"] in status
+    lo, hi = (100 * x for x in rep["kill_rate_wilson95"])
+    assert f"Wilson's 95 % interval is {lo:.1f} % to {hi:.1f} %" in " ".join(status.split())
     assert f"**{run} of the {rep['n']} have been run**" in status or run == rep["n"]
 
 
@@ -134,6 +136,8 @@ def test_the_readme_quotes_the_same_rate_and_commit():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     (line,) = [ln for ln in readme.splitlines() if "(docs/mutation.md)" in ln]
     assert f"{100 * rep['kill_rate']:.1f} %" in line and f"`{rep['commit']}`" in line, line
+    lo, hi = (100 * x for x in rep["kill_rate_wilson95"])
+    assert f"Wilson 95 %: {lo:.1f}-{hi:.1f} %" in line, line
     assert f"{rep['n']} mutants" in line, line
 
 
