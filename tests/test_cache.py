@@ -198,7 +198,6 @@ def test_a_fingerprint_that_is_not_one_is_refused_by_name():
             call()
 
 
-
 def test_a_dtype_that_is_not_a_string_is_refused_by_name():
     with pytest.raises(ValueError, match=r"^dtype must be a string such as 'float32', got int$"):
         current_fingerprint("cpu", 32)

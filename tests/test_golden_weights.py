@@ -60,6 +60,11 @@ def digest(result) -> str:
     return h.hexdigest()
 
 
+def run_digests() -> dict:
+    """The digest of every run of :data:`RUNS`, trained here (what ``--write`` stores)."""
+    return {name: digest(train(_config(f), device="cpu", progress=False)) for name, f in RUNS.items()}
+
+
 def _machine() -> dict:
     env = environment()
     return {"cpu": env.get("cpu"), "torch_cpu_capability": env.get("torch_cpu_capability"),
@@ -96,7 +101,7 @@ if __name__ == "__main__":
         raise SystemExit("usage: python tests/test_golden_weights.py --write")
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                             cwd=DATA.parent).stdout.strip()
-    digests = {name: digest(train(_config(f), device="cpu", progress=False)) for name, f in RUNS.items()}
+    digests = run_digests()
     DATA.write_text(json.dumps({"commit": commit, "machine": _machine(), "steps": STEPS, "batch": BATCH,
                                 "seed": SEED, "digests": digests}, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {DATA}")

@@ -17,6 +17,15 @@ from _procs import clean_env, run_bounded
 pytest_plugins = ["pytester"]
 
 CONFTEST = Path(__file__).with_name("conftest.py")
+ROOT = Path(__file__).resolve().parents[1]
+#: a link from docs/mutation.md to a report under docs/results/mutation/
+REPORT_LINK = r"\]\((results/mutation/[^)]+/report-[^)]+\.json)\)"
+
+
+def _doc_report(link: str) -> dict:
+    """A report docs/mutation.md links (``link`` relative to docs/)."""
+    import json
+    return json.loads((ROOT / "docs" / link).read_text(encoding="utf-8"))
 
 
 @pytest.fixture
@@ -64,14 +73,12 @@ def test_every_module_that_parses_source_marks_its_guards():
 
 def _status_and_report():
     """docs/mutation.md's status section and the first report it links under docs/results/mutation/."""
-    import json
     import re
-    root = Path(__file__).resolve().parents[1]
-    doc = (root / "docs" / "mutation.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
     status = doc.split("## Status on the current tree", 1)[1].split("\n## ", 1)[0]
-    linked = re.findall(r"\]\((results/mutation/[^)]+/report-[^)]+\.json)\)", status)
+    linked = re.findall(REPORT_LINK, status)
     assert linked, "the status links no report"
-    return status, json.loads((root / "docs" / linked[0]).read_text(encoding="utf-8"))
+    return status, _doc_report(linked[0])
 
 
 def test_the_rate_docs_mutation_quotes_is_the_reports():
@@ -90,15 +97,14 @@ def test_the_rate_docs_mutation_quotes_is_the_reports():
 def test_each_run_the_status_tabulates_is_its_reports():
     """The table of the runs the rate is joined from: one row per report the joined report was
     merged from, in its order, each row's killed and survived those of the report it links."""
-    import json
     import re
     status, merged = _status_and_report()
     rows = [r for r in status.splitlines() if r.startswith("| ") and "/report-" in r]
     links = []
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
-        (link,) = re.findall(r"\]\((results/mutation/[^)]+\.json)\)", cells[-1])
-        rep = json.loads((Path(__file__).resolve().parents[1] / "docs" / link).read_text(encoding="utf-8"))
+        (link,) = re.findall(REPORT_LINK, cells[-1])
+        rep = _doc_report(link)
         assert (int(cells[-3]), int(cells[-2])) == (rep["killed"], rep["survived"]), row
         links.append("docs/" + link)
     assert links == merged["merged"]
@@ -115,17 +121,14 @@ def test_every_survivor_of_the_status_report_is_judged():
     judged" table, with a verdict in it, and the table judges no mutant the report does not
     list as a survivor; likewise the survivors of the sample outside the frame, in the table
     of their section, against the last report that section links."""
-    import json
     import re
     _, rep = _status_and_report()
-    root = Path(__file__).resolve().parents[1]
-    doc = (root / "docs" / "mutation.md").read_text(encoding="utf-8")
+    doc = (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
     table = re.split(r"^### Survivors judged$", doc, flags=re.M)[1].split("\n## ", 1)[0]
     rows = _judged_rows(table)
     assert set(rows) == set(rep["survivors"]) and all(rows.values()), rows
     outside = re.split(r"^### Outside the frame.*$", doc, flags=re.M)[1].split("\n## ", 1)[0]
-    link = re.findall(r"\]\((results/mutation/[^)]+/report-[^)]+\.json)\)", outside)[-1]
-    last = json.loads((root / "docs" / link).read_text(encoding="utf-8"))
+    last = _doc_report(re.findall(REPORT_LINK, outside)[-1])
     rows = _judged_rows(outside)
     assert set(rows) == set(last["survivors"]) and all(rows.values()), rows
 
@@ -133,7 +136,7 @@ def test_every_survivor_of_the_status_report_is_judged():
 def test_the_readme_quotes_the_same_rate_and_commit():
     """The README's pointer to docs/mutation.md quotes the status report's rate and commit."""
     _, rep = _status_and_report()
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     (line,) = [ln for ln in readme.splitlines() if "(docs/mutation.md)" in ln]
     assert f"{100 * rep['kill_rate']:.1f} %" in line and f"`{rep['commit']}`" in line, line
     lo, hi = (100 * x for x in rep["kill_rate_wilson95"])
@@ -148,22 +151,21 @@ def test_every_planted_slip_still_applies_and_the_published_run_caught_them():
     published run (docs/results/mutation/slips/slips.json) planted every slip of the list and
     found each caught by the tests it names."""
     import json
-    root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root / "tests" / "mutation"))
+    sys.path.insert(0, str(ROOT / "tests" / "mutation"))
     try:
         import slips
     finally:
-        sys.path.remove(str(root / "tests" / "mutation"))
+        sys.path.remove(str(ROOT / "tests" / "mutation"))
     for s in slips.SLIPS:
-        slips.check_applies(s, root)
-    rep = json.loads((root / "docs/results/mutation/slips/slips.json").read_text(encoding="utf-8"))
+        slips.check_applies(s, ROOT)
+    rep = json.loads((ROOT / "docs/results/mutation/slips/slips.json").read_text(encoding="utf-8"))
     assert [r["slip"] for r in rep["slips"]] == [s.name for s in slips.SLIPS]
     assert all(r["caught"] and r["pytest_rc"] == 1 for r in rep["slips"]), rep
     assert rep["caught"] == rep["planted"] == len(slips.SLIPS)
     # the check itself can fail: a slip whose text is not in the file is refused
     bad = slips.Slip("x", "x", "theory/n4sid.py", "no such text", "", ())
     with pytest.raises(ValueError, match="occurs 0 times"):
-        slips.check_applies(bad, root)
+        slips.check_applies(bad, ROOT)
 
 
 def _sample_module():

@@ -336,7 +336,6 @@ def test_plugin_silent_without_records(pytester):
     assert not (pytester.path / "reports").exists()
 
 
-
 #: the claim harness's section of ``pytest --help`` as reviewed (tests/data/plugin_help.txt),
 #: whitespace collapsed so that the terminal's width and pytest's wrapping do not matter;
 #: after a deliberate change to an option, rewrite it with ``plugin_help(pytester)`` and review
