@@ -33,8 +33,12 @@ The harness:
 - :mod:`claims.display`   how values, criteria and intervals are shown in the reports.
 - :mod:`claims.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE,
   percentile bootstrap) and what would decide an inconclusive check.
-- :mod:`claims.basins`    verdicts by basin: runs headed for different stationary points
-  judged per point (holds / fails / mixed / inconclusive), Clopper-Pearson shares.
+- :mod:`claims.shares`    verdicts by run: each trained layer holds or fails, a check is the
+  share of runs that hold (Clopper-Pearson) against 1/2, per basin beside it.
+- :mod:`claims.basins`    which basin a run is in, reported rows per basin, Clopper-Pearson
+  shares.
+- :mod:`claims.rejudge`   a published report re-judged by today's rules from its stored
+  per-run values, without training.
 - :mod:`claims.collect`   records gathered from pytest's reports, each test's outcome.
 - :mod:`claims.report`    the report: table, ``reports/claims.json``, ``reports/claims.md``.
 - :mod:`claims.html`      the HTML report (``index.html``): findings, then one section per claim.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-__all__ = ["format_value", "format_criterion", "format_interval", "format_basis"]
+__all__ = ["format_value", "format_criterion", "format_interval", "format_basis", "format_per_run"]
 
 
 def format_value(v) -> str:
@@ -46,7 +46,12 @@ def format_interval(interval) -> str:
 
 
 def format_basis(r: Mapping) -> str:
-    """What the interval rests on: ``"t, 3 seeds"``, ``"MC 1.96 SE"``, ``"bootstrap"``, ``"t, fit"``, ``"exact"``."""
+    """What the interval rests on: ``"t, 3 seeds"``, ``"MC 1.96 SE"``, ``"bootstrap"``, ``"t, fit"``, ``"exact"``;
+    for a record judged by run, its counts (``"Clopper-Pearson, 8 of 8 runs hold"``)."""
+    pr = r.get("per_run")
+    if pr:
+        return (f"Clopper-Pearson, {pr['held']} of {pr['n']} runs hold"
+                + (f", {pr['undecided']} undecided" if pr.get("undecided") else ""))
     if r.get("interval_kind") == "t95-seeds":
         return f"t, {r.get('n_seeds')} seeds"
     if r.get("interval_kind") == "mc95":
@@ -60,3 +65,18 @@ def format_basis(r: Mapping) -> str:
     if r.get("interval_kind") == "clopper-pearson95":
         return "Clopper-Pearson"
     return "-" if r.get("kind") == "reported" else "exact"
+
+
+def format_per_run(r: Mapping) -> str:
+    """The criterion each run of a record judged by run is held to, and the counts
+    (``"per run abs<= 0.01 (project's): 8 of 8 hold"``); ``""`` for any other record.
+
+    >>> format_per_run({"per_run": {"comparator": "abs<=", "tolerance": 0.01, "tolerance_source": "paper",
+    ...                             "held": 2, "undecided": 1, "n": 3}})
+    "per run abs<= 0.01 (paper's): 2 of 3 hold, 1 undecided"
+    """
+    pr = r.get("per_run")
+    if not pr:
+        return ""
+    return (f"per run {format_criterion(pr['comparator'], pr['tolerance'])} ({pr['tolerance_source']}'s): "
+            f"{pr['held']} of {pr['n']} hold" + (f", {pr['undecided']} undecided" if pr.get("undecided") else ""))

@@ -62,6 +62,17 @@ def _setting_s(r):
     return c.get("setting"), c.get("s")
 
 
+def _criterion(r) -> tuple:
+    """(comparator, tolerance) a record's values are held to: each run's for a record judged by
+    run (its ``per_run`` field), else the record's own."""
+    pr = r.get("per_run")
+    return (pr["comparator"], pr["tolerance"]) if pr else (r.get("comparator"), r.get("tolerance"))
+
+
+def _run_values(r) -> list:
+    return r.get("values") or [e.get("value") for e in r.get("runs") or []]
+
+
 def _banding_data(records):
     """{setting: {s: {"optimum": (b, W), "trained": (b, W)}}} from the banding records."""
     out: dict = {}
@@ -229,7 +240,7 @@ def _cosine_data(records):
         if st in out and r.get("runs") and not (r.get("coords") or {}).get("control"):
             means = [sd["cos_1"]["mean"] for sd in out[st]["per_seed"]]
             refs = [m - e["value"] for m, e in zip(means, r["runs"])]
-            out[st]["paper"] = (float(np.median(refs)), float(r["tolerance"]))
+            out[st]["paper"] = (float(np.median(refs)), float(_criterion(r)[1]))
     return out
 
 
@@ -274,18 +285,18 @@ def _cosine_figure(plt, setting, d, path):
 
 
 def _kappa_data(records):
-    """(kappa curve details, {setting: (kappa, coefficients per seed, interval of the mean,
-    kappa's own Monte Carlo standard error or None)})."""
+    """(kappa curve details, {setting: (kappa, coefficients per run, their range, kappa's own
+    Monte Carlo standard error or None)}): each trained layer is judged by run, so the figure
+    shows the runs and their range, not an interval of their mean."""
     curve = next((r["details"] for r in _records(records, "ar1-optimum", "kappa-vs-T")
                   if "kappa" in r.get("details", {})), None)
     trained = {}
     for r in _records(records, "ar1-optimum", "trained-coefficient"):
         d = r.get("details", {})
-        if r.get("runs") and "kappa" in d and r.get("interval"):
+        if r.get("runs") and "kappa" in d:
             k = d["kappa"]
-            trained[str(_coords(r)["setting"])] = (k, [run["extra"]["coefficient"] for run in r["runs"]],
-                                                   (k * (1 + r["interval"][0]), k * (1 + r["interval"][1])),
-                                                   d.get("kappa_stderr") or None)
+            per = [run["extra"]["coefficient"] for run in r["runs"]]
+            trained[str(_coords(r)["setting"])] = (k, per, (min(per), max(per)), d.get("kappa_stderr") or None)
     return curve, trained
 
 
@@ -307,8 +318,8 @@ def _overlaps(curve, tol: float = 0.02) -> list[tuple[str, str, float]]:
 
 def _kappa_figure(plt, curve, trained, path):
     """Exact kappa against T per setting (a, b, c); setting d's Monte Carlo kappa at T = 30
-    with its 95 % error bar (its only route); the trained coefficients per seed with the
-    interval of their mean; curves that coincide are named in the legend."""
+    with its 95 % error bar (its only route); the trained coefficients per run with their mean
+    and range; curves that coincide are named in the legend."""
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
     colors = {"a": "C0", "b": "C1", "c": "C2", "d": "C3"}
     same = {b: (a, rel) for a, b, rel in _overlaps(curve)}
@@ -327,7 +338,7 @@ def _kappa_figure(plt, curve, trained, path):
         ax.plot([x] * len(per), per, "x", color=colors.get(st), ms=5)
         ax.errorbar([x], [float(np.mean(per))], yerr=[[float(np.mean(per)) - lo], [hi - float(np.mean(per))]],
                     fmt="s", ms=4, color=colors.get(st), capsize=3,
-                    label=f"trained, setting {st}: seeds (x), mean and 95 % interval")
+                    label=f"trained, setting {st}: runs (x), their mean and range")
     ax.set_xlabel("T (sequence length)")
     ax.set_ylabel("kappa (eq. 15) / learned b2 W11 + b1 W21")
     ax.set_title("Theorem 4.1: exact kappa against T, trained AR(1) coefficients at T = 30", fontsize=9)
@@ -341,9 +352,10 @@ def _seed_rows(records):
     """{claim: [record, ...]} of the checks with a value per run (seeds) and a tolerance."""
     out: dict = {}
     for r in records:
-        vals = r.get("values") or [e.get("value") for e in r.get("runs") or []]
-        if (vals and all(v is not None for v in vals) and r.get("tolerance") is not None
-                and r.get("comparator") in _ALLOWED and r.get("kind") != "reported"):
+        vals = _run_values(r)
+        comparator, tolerance = _criterion(r)
+        if (vals and all(v is not None for v in vals) and tolerance is not None
+                and comparator in _ALLOWED and r.get("kind") != "reported"):
             out.setdefault(r["claim"], []).append(r)
     return out
 
@@ -363,14 +375,22 @@ def _seed_panel(ax, r) -> dict:
     as written), runs far outside the window clipped to its edge and drawn as triangles.
     Returns what was drawn: ``{"window", "clipped", "tolerance_lines"}``."""
     runs = r.get("runs") or []
-    vals = np.asarray(r.get("values") or [e["value"] for e in runs], dtype=float)
-    basin = [(e.get("extra") or {}).get("basin") for e in runs] if r.get("basins") else [None] * vals.size
+    vals = np.asarray(_run_values(r), dtype=float)
+    pr = r.get("per_run")
+    by_basin = r.get("basins") or (pr and pr.get("basins"))
+    basin = [(e.get("extra") or {}).get("basin") for e in runs] if by_basin else [None] * vals.size
     if len(basin) != vals.size:
         basin = [None] * vals.size
-    tol = float(r["tolerance"])
-    lo_ok, hi_ok = _ALLOWED[r["comparator"]](tol)
-    iv = r.get("interval") or (r["measured"], r["measured"])
-    core = np.array([*iv, r["measured"], tol] + ([-tol] if r["comparator"] == "abs<=" else []), dtype=float)
+    comparator, tol = _criterion(r)
+    tol = float(tol)
+    lo_ok, hi_ok = _ALLOWED[comparator](tol)
+    # judged by run: each run's own interval (value +- 1.96 SE) where it has one; no mean is drawn
+    run_iv = [((e.get("extra") or {}).get("lo"), (e.get("extra") or {}).get("hi")) for e in runs] if pr else []
+    ends = [x for pair in run_iv for x in pair if x is not None]
+    iv = (r.get("interval") or (r["measured"], r["measured"])) if not pr else (
+        (float(vals.min()), float(vals.max())) if vals.size else (tol, tol))
+    centre = float(np.median(vals)) if pr and vals.size else r["measured"]
+    core = np.array([*iv, *ends, centre, tol] + ([-tol] if comparator == "abs<=" else []), dtype=float)
     core = core[np.isfinite(core)]
     span = max(float(np.ptp(core)), abs(tol), 1e-12)
     window = (float(core.min()) - CLIP_WIDTHS * span, float(core.max()) + CLIP_WIDTHS * span)
@@ -378,7 +398,7 @@ def _seed_panel(ax, r) -> dict:
     pad = 0.08 * max(float(np.ptp(shown)), span)
     x0, x1 = float(shown.min()) - pad, float(shown.max()) + pad
     ax.axvspan(max(lo_ok, x0 - span * 10), min(hi_ok, x1 + span * 10), color="0.9", zorder=0)
-    tol_lines = [tol] + ([-tol] if r["comparator"] == "abs<=" else [])
+    tol_lines = [tol] + ([-tol] if comparator == "abs<=" else [])
     for t in tol_lines:
         ax.axvline(t, color="0.3", lw=0.9, ls="--")
     names = list(dict.fromkeys(b for b in basin if b is not None))
@@ -391,15 +411,20 @@ def _seed_panel(ax, r) -> dict:
             ax.plot([x0 if v < x0 else x1], [y], "<" if v < x0 else ">", ms=6, color=color, mfc="none")
         else:
             ax.plot([v], [y], "o", ms=3.5, color=color)
+        if pr and k < len(run_iv) and run_iv[k][0] is not None:
+            ax.plot(np.clip(run_iv[k], x0, x1), [y, y], "-", color=color, lw=1)
     vcol = {"holds": "C2", "fails": "C3", "inconclusive": "C1", "mixed": "C4"}.get(r["verdict"], "C7")
-    ax.plot(np.clip(iv, x0, x1), [0, 0], "-", color=vcol, lw=3, alpha=0.7)
-    ax.plot([np.clip(r["measured"], x0, x1)], [0], "|", ms=10, color=vcol)
+    if not pr:           # the interval of a value over runs; a check judged by run has none
+        ax.plot(np.clip(iv, x0, x1), [0, 0], "-", color=vcol, lw=3, alpha=0.7)
+        ax.plot([np.clip(r["measured"], x0, x1)], [0], "|", ms=10, color=vcol)
     ax.set_xlim(x0, x1)
     ax.set_ylim(-0.6, 1.6 + 0.35 * max(len(names) - 1, 0))
     ax.set_yticks([])
     ax.tick_params(labelsize=6)
     ctl = " [control]" if r.get("expect") == "fails" else ""
-    ax.set_title(_wrap(f"{_where(r)}: {r['check']}{ctl} -- {r['verdict']}", 70), fontsize=7)
+    share = (f" ({pr['held']} of {pr['n']} runs hold, share [{r['interval'][0]:.2f}, {r['interval'][1]:.2f}])"
+             if pr else "")
+    ax.set_title(_wrap(f"{_where(r)}: {r['check']}{ctl} -- {r['verdict']}{share}", 70), fontsize=7)
     ax.set_xlabel(_wrap(r["label"], 60) + (f"\n{clipped} run(s) beyond the axis (triangles)" if clipped else ""),
                   fontsize=6)
     if names:
@@ -436,7 +461,7 @@ def _where(r) -> str:
 
 #: the series of the ratio-to-Kalman figures, by check and variant (claims/test_kalman_parity.py,
 #: claims/test_spectral_shift.py).
-_SERIES = {("trained-mse-ratio", None): "trained layer",
+_SERIES = {("trained-mse-ratio", None): "trained layer (runs: mean and range)",
            ("baseline-mse-ratio", "least-squares"): "least squares AR(s)",
            ("baseline-mse-ratio", "best-ar-of-the-system"): "best AR(s) of the system",
            ("baseline-mse-ratio", "n4sid"): "N4SID (in context)",
@@ -451,6 +476,10 @@ def _ratio_rows(records, claim):
         c = _coords(r)
         name = f"L={c['layers']}" if c.get("layers") is not None else _SERIES.get((r["check"], c.get("variant")))
         if name is None:
+            continue
+        if r.get("per_run"):       # judged by run: the runs' mean and range, not the share
+            vals = [float(v) for v in _run_values(r)]
+            out.append((c, name, float(np.mean(vals)), (min(vals), max(vals))))
             continue
         iv = r.get("interval")
         out.append((c, name, float(r["measured"]), tuple(iv) if iv else None))

@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from claims.display import format_criterion, format_interval, format_value
+from claims.display import format_criterion, format_interval, format_per_run, format_value
 from claims.headlines import HEADLINES, WITHOUT_HEADLINE, Headline
 from claims.identity import Coords
 
@@ -97,6 +97,8 @@ def _key(r: Mapping) -> str:
     iv = f" {format_interval(r['interval'])}" if r.get("interval") else ""
     out = (f"`{r['check']}` ({where}): {format_value(r['measured'])}{iv} against "
            f"{format_criterion(r.get('comparator'), r.get('tolerance'))} ({r.get('tolerance_source')}'s)")
+    if r.get("per_run"):
+        return out + f"; {format_per_run(r)}"
     bf = r.get("basins") or {}
     if r["verdict"] == "mixed" and bf.get("holding_share") is not None:
         lo, hi = bf["holding_share_interval"]

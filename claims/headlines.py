@@ -114,15 +114,15 @@ HEADLINES: tuple[Headline, ...] = (
     Headline("improper-learning",
              "The best AR(s) predictor's excess over the filter decays like rho(L)^(2s).",
              "paper, Sec. 3 (after Tsiamis-Pappas and Kozdoba et al.)",
-             _ids("improper-learning", "rate-floor", {"setting": "a-d"})
-             + _ids("improper-learning", "rate-median-deviation", {"setting": "a-d"})),
+             _ids("improper-learning", "rate-share", *({"setting": "a-d", "variant": f"d={d}"} for d in (2, 3, 5)))),
     Headline("depth",
              "A linear transformer of depth O(log T) built to run gradient descent on the in-context "
              "least squares reaches least squares' error, O(log T / T).",
              "second source (Cole et al., NeurIPS 2025): the construction",
              _ids("depth", "construction-identity", {"setting": "a", "s": 2})
-             + _ids("depth", "construction-rate-slope", {"setting": "a", "s": 2, "radius": 0.9})
-             + _ids("depth", "construction-over-least-squares", {"setting": "a", "s": 2, "radius": 0.9})),
+             + _ids("depth", "construction-median-rate-slope", {"setting": "a", "s": 2, "radius": 0.9})
+             + _ids("depth", "construction-median-over-least-squares", {"setting": "a", "s": 2, "radius": 0.9})
+             + _ids("depth", "construction-divergence-vanishes", {"setting": "a", "s": 2, "T": 640, "radius": 0.9})),
     Headline("depth",
              "One linear-attention layer keeps a non-vanishing error on LDS data, while on i.i.d. "
              "regression its error vanishes like 1/T.",

@@ -1,7 +1,7 @@
 """Known non-reproductions: the one registry of checks expected to fail, by ``check_id``.
 
-A check whose whole 95 % interval lies outside its tolerance (verdict ``"fails"``; for runs
-judged by basin, in every basin) is listed here with the profiles it fails in and why, in
+A check whose whole 95 % interval lies outside its tolerance (verdict ``"fails"``; for a
+check judged by run, the share of runs that hold has its whole interval below 1/2) is listed here with the profiles it fails in and why, in
 words; its parametrize value then carries ``xfail(strict=True)`` (:func:`known_params`).
 An inconclusive or mixed check passes, so listing it turns into a strict XPASS.  Never
 widen a tolerance instead.
@@ -11,14 +11,14 @@ run of the profile (docs/results/<profile>.json, read when pytest collects) -- t
 with this ``check_id``: its measured value, interval, criterion and verdict, what the
 expectation rests on -- so regenerating the published runs changes the reasons without
 touching this file (only a check that changes between reproducing and not does).  A
-record's own numbers are in its fields; its reason says what the run before it measured.  A check decided with the paper profile's 8 seeds may still be
-inconclusive with the quick profile's 3, so each entry names its profiles; a trained
+record's own numbers are in its fields; its reason says what the run before it measured.  A check decided with the paper profile's 8 seeds is
+inconclusive with the quick profile's 3 (no share of 3 runs decides), so each entry names its profiles; a trained
 check lists what its profile's published run measured, with the kernels it records
 (float32 rounding differs between kernels and can send a run to another basin; training
 pins them since 2026-12-04, models/kernels.py, and paper.json predates the pins).
 
 >>> KNOWN_FAILURES["banding/trained-odd-share/b/s=4"]["paper"][:40]
-'not reproduced: every basin the trained '
+'not reproduced: no trained AR(4) layer h'
 >>> [getattr(p, "values", p) for p in known_params(lambda st: f"gd-equivalence/trained-gd-gap/{st}", ["a"])]
 ['a']
 """
@@ -40,13 +40,13 @@ _BOTH = ("quick", "paper")
 
 
 def _odd(s):
-    return (f"not reproduced: every basin the trained AR({s}) layers reach has an odd share above the "
-            "1 % tolerance")
+    return (f"not reproduced: no trained AR({s}) layer has an odd share within the 1 % tolerance (every run "
+            "fails, so the share of runs that hold is below 1/2)")
 
 
 def _parity(s):
-    return ("not on par with the Kalman filter: MSE / MSE_Kalman of one trained linear attention layer has its "
-            "whole interval above the project's 1.05" + (" in every basin its runs reach" if s > 1 else ""))
+    return ("not on par with the Kalman filter: no trained linear attention layer has MSE / MSE_Kalman within "
+            "the project's 1.05 (every run fails, with its held-out interval)")
 
 
 def _stay(st, s):
@@ -60,27 +60,18 @@ _COS = {"a": "0.88 +- 0.05", "b": "0.93 +- 0.01"}          # the paper's AR(4) c
 KNOWN_FAILURES: dict[str, dict[str, str]] = {
     # Lemma 4.1 on trained layers: odd parts that training leaves (claims/test_banding.py)
     **{f"banding/trained-odd-share/{st}/s={s}": {p: _odd(s) for p in profiles}
-       for (st, s), profiles in {("a", 4): ("quick",), ("b", 4): ("paper",), ("d", 2): ("quick",),
-                                 ("d", 4): ("quick",)}.items()},
+       for (st, s), profiles in {("b", 3): ("paper",), ("b", 4): ("paper",), ("c", 3): ("paper",)}.items()},
     # the paper's motivation, parity with the filter (claims/test_kalman_parity.py)
-    **{f"kalman-parity/trained-mse-ratio/{st}/s={s}": {p: _parity(s) for p in (("paper",) if s == 3 else _BOTH)}
+    **{f"kalman-parity/trained-mse-ratio/{st}/s={s}": {"paper": _parity(s)}
        for st in ("a", "b", "c", "d") for s in (1, 2, 3, 4)},
     # the paper's AR(4) cosines (claims/test_pcg_alignment.py)
-    "pcg-alignment/trained-cos1/b/s=4": {p: ("not reproduced: every basin the trained AR(4) layers reach has a "
-                                             f"mean cos_1 outside the paper's {_COS['b']}") for p in _BOTH},
+    "pcg-alignment/trained-cos1/b/s=4": {"paper": ("not reproduced: no trained AR(4) layer has a mean cos_1 "
+                                                   f"inside the paper's {_COS['b']} (every run fails)")},
     **{f"pcg-alignment/optimum-cos1/{st}/s=4": {p: ("not reproduced: at the population optimum the mean cos_1 "
                                                     f"lies, with its whole interval, outside the paper's {_COS[st]}")
                                                 for p in _BOTH} for st in ("a", "b")},
-    # our operationalisation of the second seed's advice, widen the training range
-    # (claims/test_spectral_shift.py): with every radius trained to its optimum, the wider
-    # training of one layer gains less than 5 % just outside the stacks' range and costs more
-    # inside it (four layers: the gain at r = 1.05 and the small cost reproduce)
-    "spectral-shift/gain-outside/a/L=1/r=1": {p: (
-        "not reproduced (our operationalisation): one-layer stacks trained on the wider range (r = 1.0) lower the "
-        "median error at r = 1.0 by less than the 5 % we call a gain") for p in _BOTH},
-    "spectral-shift/cost-inside/a/L=1/r=0.9": {p: (
-        "not reproduced (our operationalisation): one-layer stacks trained on the wider range (r = 1.0) raise the "
-        "median error inside the stacks' range (r = 0.9) by more than the 5 % we allow as a cost") for p in _BOTH},
+    # (the spectral shift's gain and cost checks are judged by run pair over the 3 stack seeds
+    # of both profiles, which no share of runs can decide: none is a known failure)
     # theta* is not a resting point of the protocol's AdamW at s = 3, 4 (docs/math.md section 5.8)
     **{f"training-basins/twin-stays-at-optimum/{st}/s={s}": {p: _stay(st, s) for p in
                                                             (("paper",) if s == 3 else _BOTH)}

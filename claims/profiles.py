@@ -65,6 +65,9 @@ class Profile:
         (the same in both profiles, so that a trained run gets the same verdict in each).
     hypothesis_examples : ``max_examples`` of property-based claims
         (see :func:`claims.seeds.claim_settings`).
+    improper_systems : systems per state dimension d of the improper-learning claim (a
+        quarter from each setting a-d, drawn from a seeded generator; claims/test_improper_learning.py):
+        200 quick (the default), 800 paper.
     multistart : random restarts of non-convex minimisations (population-loss optima).
     twins : noise-free twins per (setting, s) cell of the trained AR(s) layers (the runs'
         own initialisations first, then draws from the init law; claims/test_training_basins.py):
@@ -103,6 +106,7 @@ class Profile:
     trained_windows: tuple
     shift_depths: tuple
     depth_stacks: bool
+    improper_systems: int = 200
     run: RunOptions = dataclasses.field(default=RunOptions(), compare=False)
 
     def __post_init__(self):
@@ -119,6 +123,9 @@ class Profile:
                 raise ValueError(f"Profile.{name} must be a non-empty increasing tuple of {allowed}, got {v!r}")
         if 4 not in self.trained_windows:
             raise ValueError(f"Profile.trained_windows must hold 4 (the PCG claim's window), got {self.trained_windows!r}")
+        if self.improper_systems % 4:
+            raise ValueError(f"Profile.improper_systems must be a multiple of 4 (one quarter per setting a-d), "
+                             f"got {self.improper_systems!r}")
         if not isinstance(self.depth_stacks, bool):
             raise ValueError(f"Profile.depth_stacks must be a bool, got {self.depth_stacks!r}")
         tol = self.coef_rel_tol
@@ -154,6 +161,7 @@ QUICK = Profile(
     trained_windows=(2, 4),
     shift_depths=(1,),
     depth_stacks=False,
+    improper_systems=200,
 )
 
 #: The paper's protocol (docs/math.md section 2), with 8 seeds instead of the paper's 3
@@ -176,6 +184,7 @@ PAPER = Profile(
     trained_windows=(2, 3, 4),
     shift_depths=(1, 4),
     depth_stacks=True,
+    improper_systems=800,
 )
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, PAPER)}

@@ -105,6 +105,8 @@ import numpy as np
 
 from claims import stats
 from claims.basins import BasinSplit, record_fields
+from claims.shares import TARGET_SHARE, judge_runs
+from claims.shares import decide_text as shares_decide_text
 from claims.display import format_basis, format_criterion, format_interval, format_value
 from claims.identity import Coords, RunEntry, RunRef, check_id, per_run_extras
 
@@ -254,7 +256,8 @@ def _interval(interval, interval_kind, n_seeds, comparator, m):
 
 #: fields of a serialised record (schema 4), in the order they are written.
 RECORD_FIELDS = ("check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
-                 "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "tolerance", "comparator",
+                 "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "per_run", "clipped",
+                 "tolerance", "comparator",
                  "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
                  "test", "order", "profile", "outcome", "xfail_reason")
 
@@ -284,6 +287,8 @@ class ClaimRecord:
     values: list | None
     runs: list | None
     basins: dict | None
+    per_run: dict | None
+    clipped: bool | None
     tolerance: Any
     comparator: str | None
     tolerance_source: str | None
@@ -354,7 +359,8 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
                 details: Mapping | None = None, expect: str | None = None,
                 note: str | None = None, interval=None, interval_kind: str | None = None,
                 n_seeds: int | None = None, kind: str = "check",
-                decide: str | None = None, values=None, basins=None) -> ClaimRecord:
+                decide: str | None = None, values=None, basins=None, per_run: bool = False,
+                shared_stderr: float = 0.0, bounds=None) -> ClaimRecord:
     """Validate the inputs and return a :class:`ClaimRecord` with its verdict (module doc).
 
     ``check``: the check's name within the claim (a token such as ``"odd-share"``); with
@@ -380,6 +386,18 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
     ``run_stderr``): ``measured`` and the interval are the headline basin's (give neither),
     the verdict is the basins' (``"mixed"`` when some hold and some fail), each run's
     ``extra`` names its basin and the record's ``basins`` field keeps every basin's verdict.
+
+    ``per_run=True``: a statement about each trained layer (:mod:`claims.shares`;
+    docs/settings.md, "Verdicts by run").  ``tolerance``, ``comparator`` and
+    ``tolerance_source`` are then the criterion each run is judged by (from ``run_values``,
+    ``run_stderr`` and ``shared_stderr``, an error every run shares, such as a Monte Carlo
+    reference's); the record measures the share of runs that hold, with its interval
+    [CP_lo(k, n), CP_hi(k + u, n)] against the target share (``>= 0.5``, ours), and its
+    ``per_run`` field keeps the per-run criterion, the counts and, with ``basins``, the same
+    per basin; each run entry's ``extra`` has its ``verdict`` (and ``lo``, ``hi``).
+
+    ``bounds``: the quantity's range ``(lo, hi)`` (None for an open end); an interval
+    reaching outside it is clipped to it and the record marked ``clipped``.
 
     ``test``, ``order``, ``profile``, ``outcome`` and ``xfail_reason`` are ``None`` here;
     :class:`ClaimRecorder` and the plugin fill them in.
@@ -417,27 +435,33 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
                              f"got {expect!r}")
         if tolerance is None:
             raise ValueError("a check needs a tolerance")
-        m = None if basins is not None else _scalar(measured, "measured", comparator)
+        m = None if (basins is not None or per_run) else _scalar(measured, "measured", comparator)
         t = _scalar(tolerance, "tolerance", comparator)
         if _is_nan(t):
             raise ValueError("tolerance is NaN")
         if comparator == "abs<=" and t < 0:
             raise ValueError(f"tolerance of 'abs<=' must be >= 0, got {t!r}")
-    basin_field = basin_verdict = None
-    if basins is not None:
-        if not isinstance(basins, BasinSplit):
-            raise ValueError(f"basins must be a claims.basins.BasinSplit, got {type(basins).__name__}")
-        if (runs is None or run_values is None or not isinstance(runs, (list, tuple))
-                or not all(isinstance(r, RunRef) for r in runs)):
-            raise ValueError("basins need runs (RunRef s) and their run_values")
-        if any(x is not None for x in (measured, interval, interval_kind, n_seeds, values)):
-            raise ValueError("a record judged by basin takes measured and its interval from its basins: "
-                             "give run_values, not measured, interval, interval_kind, n_seeds or values")
-        rv = to_builtin(run_values, _path="run_values")
-        if (not isinstance(rv, list) or len(rv) != len(runs)
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-                           for x in rv)):
-            raise ValueError(f"run_values must be {len(runs)} finite numbers, got {run_values!r}")
+    basin_field = basin_verdict = per_run_field = share = None
+    if per_run:
+        if kind != "check":
+            raise ValueError("per_run judges a check: a reported row has no per-run verdict")
+        rv = _run_inputs("per_run", "a record judged by run takes measured and its interval from the share of "
+                         "runs that hold", runs, run_values, basins, (measured, interval, interval_kind, n_seeds, values))
+        errs = None if run_stderr is None else to_builtin(run_stderr, _path="run_stderr")
+        share = judge_runs(rv, comparator, t, errs, float(shared_stderr),
+                           None if basins is None else basins.labels, None if basins is None else basins.order,
+                           control=(expect == "fails"))
+        per_run_field = _per_run_field(share, comparator, t, tolerance_source, float(shared_stderr),
+                                       [r.run for r in runs], basins)
+        m, interval, interval_kind = share.share, share.interval, "clopper-pearson95"
+        comparator, t, tolerance_source = ">=", TARGET_SHARE, "project"
+        extras = per_run_extras(to_builtin(details or {}, _path="details"), len(runs))
+        runs = [RunEntry(run=r.run, seed=r.seed, value=v, stderr=None if errs is None else errs[i], extra=x)
+                for i, (r, v, x) in enumerate(zip(runs, rv, extras))]
+        run_values = run_stderr = None
+    elif basins is not None:
+        rv = _run_inputs("basins", "a record judged by basin takes measured and its interval from its basins",
+                         runs, run_values, basins, (measured, interval, interval_kind, n_seeds, values))
         rf = record_fields(rv, basins, [r.run for r in runs], comparator if kind == "check" else None,
                            t, None if run_stderr is None else to_builtin(run_stderr, _path="run_stderr"))
         m, interval, interval_kind, n_seeds, values = (rf["measured"], rf["interval"], rf["interval_kind"],
@@ -446,6 +470,9 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
         if values is not None or len(runs) == 1:
             run_values = None            # one basin: the runs take the seed interval's values
     iv, interval_kind, n_seeds = _interval(interval, interval_kind, n_seeds, comparator, m)
+    clipped = None
+    if bounds is not None:
+        iv, basin_field, clipped = _clip(iv, basin_field, bounds)
     if control is not None and control != (expect == "fails"):
         raise ValueError(f"control={control!r} contradicts expect={expect!r}: a negative control is "
                          "a check that expects 'fails'")
@@ -466,6 +493,8 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
         verdict = "fails"
         nan_note = "measured is NaN: rejected (verdict 'fails'; check() always raises)"
         note = f"{note}; {nan_note}" if note else nan_note
+    elif share is not None:
+        verdict = share.verdict
     elif basin_verdict is not None:
         verdict = basin_verdict
     elif iv is not None:
@@ -478,19 +507,81 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in values)):
             raise ValueError("values must be the n_seeds numbers behind a 't95-seeds' interval")
     runs = run_entries(runs, values, m, details, run_values, run_stderr)
-    if basin_field is not None:
+    if basins is not None:
         for e, name in zip(runs, basins.labels):
             e.extra["basin"] = name
+    if share is not None:
+        for e, rv_ in zip(runs, share.runs):
+            e.extra["verdict"] = rv_.verdict
+            if rv_.interval is not None:
+                e.extra["lo"], e.extra["hi"] = rv_.interval
     rec = ClaimRecord(
         check_id=check_id(claim, check, coords), claim=claim, check=check, coords=coords,
         label=label.strip(), paper_ref=paper_ref.strip(), kind=kind, measured=m, interval=iv,
-        interval_kind=interval_kind, n_seeds=n_seeds, values=values, runs=runs, basins=basin_field, tolerance=t,
+        interval_kind=interval_kind, n_seeds=n_seeds, values=values, runs=runs, basins=basin_field,
+        per_run=per_run_field, clipped=clipped, tolerance=t,
         comparator=comparator, tolerance_source=tolerance_source, verdict=verdict,
         holds_at=None if kind == "reported" else stats.holds_at(m, comparator, iv),
         decide=None, expect=expect, details=details, note=note)
     if verdict in ("inconclusive", "mixed"):
-        rec.decide = decide or stats.decide_text(rec.to_dict())
+        rec.decide = decide or (shares_decide_text(share) if share is not None else stats.decide_text(rec.to_dict()))
     return rec
+
+
+def _run_inputs(what: str, why: str, runs, run_values, basins, given) -> list:
+    """The validated run values of a record judged by run or by basin (``what``, its option)."""
+    if basins is not None and not isinstance(basins, BasinSplit):
+        raise ValueError(f"basins must be a claims.basins.BasinSplit, got {type(basins).__name__}")
+    if (runs is None or run_values is None or not isinstance(runs, (list, tuple))
+            or not all(isinstance(r, RunRef) for r in runs)):
+        raise ValueError(f"{what} need runs (RunRef s) and their run_values")
+    if any(x is not None for x in given):
+        raise ValueError(f"{why}: give run_values, not measured, interval, interval_kind, n_seeds or values")
+    return _finite_list(run_values, len(runs), "run_values")
+
+
+def _finite_list(values, n: int, name: str) -> list:
+    v = to_builtin(values, _path=name)
+    if (not isinstance(v, list) or len(v) != n
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)):
+        raise ValueError(f"{name} must be {n} finite numbers, got {values!r}")
+    return v
+
+
+def _per_run_field(share, comparator, tolerance, source, shared_stderr, run_ids, split) -> dict:
+    """The ``per_run`` field of a record judged by run (:func:`make_record`, ``per_run=True``)."""
+    def counts(sv):
+        return {"n": sv.n, "held": sv.held, "undecided": sv.undecided, "failed": sv.failed,
+                "share": sv.share, "interval": list(sv.interval), "verdict": sv.verdict}
+    ends = [stats.holds_at(r.value, comparator, r.interval) for r in share.runs]
+    every = (None if comparator == "==" else max(ends) if comparator in ("<=", "<", "abs<=") else min(ends))
+    return {"comparator": comparator, "tolerance": tolerance, "tolerance_source": source,
+            "target": TARGET_SHARE, "shared_stderr": shared_stderr or None, **counts(share),
+            "every_run_holds_at": every,
+            "basins": None if split is None else [
+                {"basin": b.basin, "runs": [i for i, lab in zip(run_ids, split.labels) if lab == b.basin], **counts(b)}
+                for b in share.basins]}
+
+
+def _clip(iv, basin_field, bounds):
+    """(interval, basins field, clipped): every interval of the record clipped to ``bounds``."""
+    lo_b, hi_b = bounds
+    hit = False
+
+    def clip(pair):
+        nonlocal hit
+        if pair is None:
+            return None
+        a, b = pair
+        a2 = a if lo_b is None else max(a, lo_b)
+        b2 = b if hi_b is None else min(b, hi_b)
+        hit = hit or (a2, b2) != (a, b)
+        return [a2, b2]
+    iv = clip(iv)
+    if basin_field is not None:
+        basin_field = {**basin_field, "verdicts": [{**v, "interval": clip(v["interval"])}
+                                                   for v in basin_field["verdicts"]]}
+    return iv, basin_field, hit
 
 
 def run_entries(runs, values, measured, details, run_values=None, run_stderr=None) -> list | None:

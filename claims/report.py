@@ -45,9 +45,10 @@ __all__ = ["SCHEMA", "inconclusive_summary", "summarize", "summary_lines", "inte
 
 #: the version of ``claims.json`` this module writes (5: records with ``check_id``, ``coords``,
 #: ``label``, per-run entries and, for runs headed for different stationary points, the
-#: ``basins`` field and the verdict ``mixed``; docs/results/README.md).  A schema 4 report
-#: reads as 5 (its records have no ``basins``); claims/legacy.py reads 3.
-SCHEMA = 5
+#: ``basins`` field and the verdict ``mixed``; 6: records judged by run, with the ``per_run``
+#: field, and ``clipped`` intervals; docs/results/README.md).  A schema 4 or 5 report reads as
+#: 6 (its records have no ``basins``, ``per_run`` or ``clipped``); claims/legacy.py reads 3.
+SCHEMA = 6
 
 # --------------------------------------------------------------------------- summaries
 

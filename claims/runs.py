@@ -58,11 +58,11 @@ from claims.seeds import seed_for
 from models.cache import train_cached
 from models.config import TrainConfig
 
-__all__ = ["RunRef", "ar1_run", "ars_run", "trained_layer_run", "depth_run", "depth_group", "shift_run", "shift_pair",
+__all__ = ["RunRef", "ar1_run", "ars_run", "trained_layer_run", "depth_run", "depth_group", "shift_run", "shift_pair", "shift_null_pair",
            "sensitivity_run", "ar1_config", "ars_config", "depth_config", "shift_config",
            "sensitivity_config", "config_for", "trained", "claim_runs", "CLAIM_RUNS",
            "AR1_SETTINGS", "ARS_SETTINGS", "WINDOWS", "ARS_LR", "ARS_BETAS", "STACK_S", "DEPTHS",
-           "DEPTH_T", "SHIFT_DEPTHS", "TRAIN_RADIUS", "STACK_LR", "SHIFT_LR", "STACK_BETAS", "STACK_SEEDS",
+           "DEPTH_T", "SHIFT_DEPTHS", "TRAIN_RADIUS", "STACK_LR", "SHIFT_LR", "STACK_BETAS", "STACK_SEEDS", "SHIFT_NULL_SEEDS",
            "SENSITIVITY_SETTINGS", "SENSITIVITY_VARIANTS", "SENSITIVITY_SEEDS", "PCG_S", "PCG_SETTINGS",
            "PARITY_SETTINGS", "PARITY_WINDOWS", "BASIN_SETTINGS"]
 
@@ -100,6 +100,8 @@ STACK_LR = {1: 1e-2, 2: 1e-2, 4: 1e-2}
 SHIFT_LR = {(1, 1.0): 1e-1, (4, 1.0): 3e-3}
 STACK_BETAS = (0.9, 0.99)
 STACK_SEEDS = 3
+#: the spectral shift's null control: the stacks at TRAIN_RADIUS trained again with other seeds
+SHIFT_NULL_SEEDS = range(STACK_SEEDS, 2 * STACK_SEEDS)
 
 #: training-sensitivity (paper profile): one choice changed at a time against the AR(1)
 #: baseline (docs/settings.md, Training), on the first SENSITIVITY_SEEDS AR(1) seeds.
@@ -160,6 +162,14 @@ def shift_pair(layers: int, radii: tuple, batch: int, seed_index: int) -> RunRef
     together by one value (a ratio of their errors); not a run of its own (as
     :func:`depth_group`; :func:`config_for` refuses it)."""
     return RunRef(f"shift/L={layers}/r={'+'.join(f'{r:g}' for r in radii)}/batch={batch}/seed={seed_index}",
+                  seed_index)
+
+
+def shift_null_pair(layers: int, batch: int, seed_index: int) -> RunRef:
+    """A spectral-shift stack trained at TRAIN_RADIUS and its re-training with other seeds
+    (seed index ``seed_index + STACK_SEEDS``, :data:`SHIFT_NULL_SEEDS`), read together by
+    one value: the null control of the gain and cost checks; not a run of its own."""
+    return RunRef(f"shift/L={layers}/r={TRAIN_RADIUS:g}+{TRAIN_RADIUS:g}-rerun/batch={batch}/seed={seed_index}",
                   seed_index)
 
 
@@ -308,8 +318,10 @@ CLAIM_RUNS: dict[str, Callable] = {
                                 for i in _seeds(p)],
     "depth": lambda p: ([depth_run(L, T, p.stack_batch, i) for L in DEPTHS for T in DEPTH_T
                          for i in range(STACK_SEEDS)] if p.depth_stacks else []),
-    "spectral-shift": lambda p: [shift_run(L, r, p.stack_batch, i) for L in p.shift_depths
-                                 for r in SHIFT_RADII for i in range(STACK_SEEDS)],
+    "spectral-shift": lambda p: ([shift_run(L, r, p.stack_batch, i) for L in p.shift_depths
+                                  for r in SHIFT_RADII for i in range(STACK_SEEDS)]
+                                 + [shift_run(L, TRAIN_RADIUS, p.stack_batch, i) for L in p.shift_depths
+                                    for i in SHIFT_NULL_SEEDS]),
     # the variants, then the AR(1) runs they are compared with (the baseline, read too)
     "training-sensitivity": lambda p: ([sensitivity_run(st, v, i) for st in SENSITIVITY_SETTINGS
                                         for v in SENSITIVITY_VARIANTS for i in range(SENSITIVITY_SEEDS)]

@@ -244,9 +244,11 @@ def _cos_details(cos, profile):
 
 @pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-cos1/{st}/s={S_PCG}", ("a", "b")))
 def test_ar4_alignment_trained(claim, profile, setting):
-    """Trained AR(4) layers: cos_1 = cos(P H q, P H P g) per held-out sequence, the mean over
-    seeds of the per-seed means (Student-t interval), against the paper's 0.88 +- 0.05 (a)
-    and 0.93 +- 0.01 (b)."""
+    """Trained AR(4) layers: cos_1 = cos(P H q, P H P g) per held-out sequence; each run's
+    mean over the sequences (+- 1.96 of its held-out SE) against the paper's 0.88 +- 0.05
+    (a) and 0.93 +- 0.01 (b), judged by run: the paper reports one trained layer's mean
+    cos_1, so the statement is about each layer; the check is the share of runs in the
+    band (docs/settings.md, "Verdicts by run")."""
     cos = _cosines(setting, profile)
     ref, tol = PAPER_COS[setting]
     rb = _ars.basins(setting, S_PCG, profile)
@@ -255,8 +257,8 @@ def test_ar4_alignment_trained(claim, profile, setting):
         claim=CLAIM, check="trained-cos1", setting=setting, s=S_PCG, paper_ref=REFCOS,
         runs=[ars_run(setting, S_PCG, i) for i in range(profile.n_seeds)],
         run_values=[c - ref for c in cos1], run_stderr=[cosine_stderr(sd["cos_1"]) for sd in cos["seeds"]],
-        basins=rb.split(),
-        label=f"mean_sequences cos_1 - {ref:g} by basin (trained; paper {ref:g} +- {tol:g})",
+        basins=rb.split(), per_run=True,
+        label=f"share of runs with |mean_sequences cos_1 - {ref:g}| <= {tol:g} (the paper's band), per basin beside it",
         tolerance=tol, comparator="abs<=", tolerance_source="paper",
         details={**_cos_details(cos, profile), **rb.details()},
         note=f"paper {ref:g} +- {tol:g}; " + basin_values_note(cos1, rb, "cos_1"),
@@ -317,6 +319,7 @@ def test_ar4_cosines_reported(claim, profile, setting):
                 claim=CLAIM, check=f"{name}-{stat}", setting=setting, s=S_PCG, paper_ref=REFCOS,
                 runs=[ars_run(setting, S_PCG, i) for i in range(len(vals))], run_values=vals,
                 basins=rb.split(), note=basin_values_note(vals, rb, name),
+                bounds=(0.0, 1.0) if stat == "share_above_0.9" else (0.0, None) if stat == "median_abs" else (-1.0, 1.0),
                 label=(f"{name} {stat} by basin (headline: the basin of most runs), at the optimum "
                         f"{cos['optimum'][name][stat]:.3g}"
                         + (f" (paper about {PAPER_COS3:g})" if name == "cos_3" else "")
@@ -376,7 +379,7 @@ def test_ar4_prediction_quality(claim, profile, setting):
                     "run_values": extra["per_seed"], "basins": rb.split()} if "per_seed" in extra else {})
         claim.record(claim=CLAIM, check="heldout-mse", setting=setting, s=S_PCG, variant=variant, **per_run,
                      paper_ref="Sec. 5 (beside the cosines)",
-                     label=f"held-out MSE: {name}", measured=val, kind="reported",
+                     label=f"held-out MSE: {name}", measured=val, kind="reported", bounds=(0.0, None),
                      details={**extra, "heldout": profile.heldout_sequences, **(rb.per_run() if per_run else {})})
 
 

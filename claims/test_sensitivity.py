@@ -73,7 +73,7 @@ def test_sensitivity_to_training_choices(claim, profile, setting, variant):
         diff = seed_fields(var - base)
         claim.record(
             claim=CLAIM, check=check, setting=setting, variant=variant, paper_ref=REF, kind="reported",
-            label=f"{variant}: {name}", **seed_fields(var),
+            label=f"{variant}: {name}", **seed_fields(var), bounds=(0.0, None) if check == "odd-share" else None,
             runs=[sensitivity_run(setting, variant, i) for i in range(SENSITIVITY_SEEDS)],
             details={"variant": SENSITIVITY_VARIANTS[variant], "per_seed": var.tolist(),
                      "ar1_optimum_tolerance": profile.coef_rel_tol,

@@ -277,8 +277,17 @@ def test_ratio_rows_name_each_series_and_keep_its_interval_or_none():
             dict(rec("trained-mse-ratio", 7.0, None), claim="other")]
     rows = figures._ratio_rows(recs, "kalman-parity")
     assert [(name, value, iv) for _, name, value, iv in rows] == [
-        ("trained layer", 1.1, (1.0, 1.2)), ("N4SID (in context)", 1.3, None), ("L=2", 1.05, (1.0, 1.1))]
+        ("trained layer (runs: mean and range)", 1.1, (1.0, 1.2)), ("N4SID (in context)", 1.3, None),
+        ("L=2", 1.05, (1.0, 1.1))]
     assert rows[0][0] == recs[0]["coords"]
+
+
+def test_ratio_rows_of_a_check_judged_by_run_show_its_runs_not_the_share():
+    rec = {"claim": "kalman-parity", "check": "trained-mse-ratio", "measured": 0.0, "interval": [0.0, 0.37],
+           "coords": {"setting": "a", "s": 1}, "per_run": {"comparator": "<=", "tolerance": 1.05},
+           "runs": [{"value": v} for v in (2.0, 2.2, 2.6)]}
+    (_, name, value, iv), = figures._ratio_rows([rec], "kalman-parity")
+    assert (value, iv) == (np.mean([2.0, 2.2, 2.6]), (2.0, 2.6))
 
 
 def test_basin_figure_bars_are_the_shares_with_the_tail_pooled(tmp_path):

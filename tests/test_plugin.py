@@ -20,7 +20,8 @@ pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
-               "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "tolerance", "comparator",
+               "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "per_run", "clipped",
+               "tolerance", "comparator",
                "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
                "test", "order", "profile", "outcome", "xfail_reason"}
 

@@ -50,7 +50,7 @@ def test_profiles():
     assert QUICK.coef_rel_tol == PAPER.coef_rel_tol == 0.01
     assert (QUICK.stack_batch, PAPER.stack_batch) == (1000, 1500)    # ours: docs/settings.md, Profiles
     knobs = ("train_steps", "train_batch", "stack_batch", "n_seeds", "mc_trajectories", "mc_systems",
-             "heldout_sequences", "hypothesis_examples", "multistart", "twins")
+             "heldout_sequences", "hypothesis_examples", "multistart", "twins", "improper_systems")
     for f in knobs:
         assert getattr(QUICK, f) <= getattr(PAPER, f), f
     # every knob is read by a claim: no advertised knob that nothing uses

@@ -12,7 +12,8 @@ from claims.display import format_value
 from claims.records import ClaimRecorder, Record, compare, make_record, records_from_user_properties, to_builtin
 
 RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
-               "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "tolerance", "comparator",
+               "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "per_run", "clipped",
+               "tolerance", "comparator",
                "tolerance_source", "verdict", "holds_at", "decide", "expect", "details", "note",
                "test", "order", "profile", "outcome", "xfail_reason"}
 P = {"tolerance_source": "project"}

@@ -68,7 +68,7 @@ def test_summary_counts_inconclusive_and_intervals():
     inc = report.inconclusive_lines(recs)
     assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
     payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})
-    assert payload["schema"] == report.SCHEMA == 5 and len(payload["summary"]["inconclusive"]) == 3
+    assert payload["schema"] == report.SCHEMA == 6 and len(payload["summary"]["inconclusive"]) == 3
     assert payload["run"] == {"hypothesis_draws": "derandomized"}
     assert report.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
 

@@ -1,0 +1,101 @@
+"""Re-judging a published report from its stored per-run values (claims/rejudge.py)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from claims.basins import BasinSplit
+from claims.identity import RunRef
+from claims.records import make_record
+from claims.rejudge import PER_RUN, main, rejudge
+from claims.report import SCHEMA, report_payload
+from claims.shares import judge_runs
+from claims.stats import seed_fields
+
+ROOT = Path(__file__).resolve().parents[1]
+P = {"tolerance_source": "project"}
+
+
+def _pooled(values, labels=None, **kw):
+    """A record judged the old way (a mean over seeds, or by basin), as a schema 5 file has it."""
+    runs = [RunRef(f"ars/b/s=3/seed={i}", i) for i in range(len(values))]
+    if labels:
+        rec = make_record(claim="banding", check="trained-odd-share", setting="b", s=3, label="odd share",
+                          paper_ref="Lemma 4.1", runs=runs, run_values=values,
+                          basins=BasinSplit(tuple(labels), tuple(dict.fromkeys(labels))), tolerance=0.01,
+                          comparator="<=", **P, **kw)
+    else:
+        rec = make_record(claim="ar1-optimum", check="trained-coefficient", setting="a", label="coef",
+                          paper_ref="Thm 4.1", runs=[RunRef(f"ar1/a/seed={i}", i) for i in range(len(values))],
+                          **seed_fields(values), tolerance=0.01, comparator="abs<=", **P, **kw)
+    d = rec.to_dict()
+    d.pop("per_run"), d.pop("clipped")
+    return d
+
+
+def _report(records, profile="paper"):
+    return report_payload(records, {"name": profile}, generated="2026-12-03T00:00:00+00:00")
+
+
+def test_a_pooled_record_is_judged_by_run_from_its_stored_values():
+    values = [0.031, 0.064, 0.12, 0.2, 0.256, 0.043, 0.0176, 0.0374]
+    labels = ["p"] * 6 + ["q"] * 2
+    old = _pooled(values, labels)
+    assert old["verdict"] == "inconclusive"            # what the pooled rule said of the two-run basin
+    new = rejudge(_report([old]))
+    r, = new["records"]
+    expect = judge_runs(values, "<=", 0.01, labels=labels)
+    assert (r["verdict"], r["per_run"]["held"], r["per_run"]["failed"]) == (expect.verdict, 0, 8) == ("fails", 0, 8)
+    assert [b["basin"] for b in r["per_run"]["basins"]] == ["p", "q"]
+    assert r["check_id"] == old["check_id"] and r["label"] == old["label"] and r["details"] == old["details"]
+    assert [e["extra"]["verdict"] for e in r["runs"]] == ["fails"] * 8
+    assert new["schema"] == SCHEMA and new["generated"] == "2026-12-03T00:00:00+00:00"
+    assert "banding/trained-odd-share" in new["rejudged"]["rebuilt"]
+
+
+def test_a_reference_error_is_shared_by_every_run():
+    old = _pooled([0.004, -0.006, 0.0095])
+    old["details"] = {"kappa": 0.5, "kappa_stderr": 0.5 * 0.003}
+    r, = rejudge(_report([old]))["records"]
+    assert r["per_run"]["shared_stderr"] == pytest.approx(0.003)
+    assert [e["extra"]["verdict"] for e in r["runs"]] == ["holds", "undecided", "undecided"]
+
+
+def test_re_judging_is_idempotent_and_keeps_the_outcome_fields():
+    old = _pooled([0.031, 0.064, 0.0005], ["p", "p", "q"])
+    old.update(outcome="passed", test="claims/test_banding.py::t", order=3, profile="paper")
+    once = rejudge(_report([old]))
+    twice = rejudge(once)
+    strip = [{k: v for k, v in r.items() if k != "decide"} for r in once["records"]]
+    assert [{k: v for k, v in r.items() if k != "decide"} for r in twice["records"]] == strip
+    assert (once["records"][0]["outcome"], once["records"][0]["order"]) == ("passed", 3)
+
+
+def test_a_spliced_report_replaces_its_families_and_must_be_of_the_profile():
+    old = _pooled([0.004, -0.006, 0.0095])
+    fresh_rec = make_record(claim="depth", check="construction-divergence-vanishes", setting="a", label="share",
+                            paper_ref="x", measured=0.0, tolerance=1e-3, comparator="<=", **P).to_dict()
+    new = rejudge(_report([old]), [_report([fresh_rec])])
+    assert [r["check"] for r in new["records"]] == ["trained-coefficient", "construction-divergence-vanishes"]
+    with pytest.raises(ValueError, match="profile"):
+        rejudge(_report([old]), [_report([fresh_rec], profile="quick")])
+
+
+def test_every_family_judged_by_run_is_rebuilt_in_the_published_runs():
+    """The published runs hold no check of a family judged by run that is not judged by run."""
+    for name in ("quick", "paper"):
+        data = json.loads((ROOT / "docs" / "results" / f"{name}.json").read_text(encoding="utf-8"))
+        for r in data["records"]:
+            if (r["claim"], r["check"]) in PER_RUN and r["kind"] == "check":
+                assert r.get("per_run"), (name, r["check_id"])
+
+
+def test_the_command_line_writes_the_file_and_refuses_a_bad_input(tmp_path, capsys):
+    src = tmp_path / "p.json"
+    src.write_text(json.dumps(_report([_pooled([0.004, -0.006, 0.0095])])), encoding="utf-8")
+    assert main([str(src), "--out", str(tmp_path / "o.json")]) == 0
+    assert json.loads((tmp_path / "o.json").read_text())["records"][0]["per_run"]["n"] == 3
+    assert main([str(tmp_path / "missing.json"), "--out", str(tmp_path / "x.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
