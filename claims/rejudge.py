@@ -1,6 +1,6 @@
 r"""Re-judge a published claims report by today's rules, from the per-run values it stores -- no training.
 
-``python -m claims.rejudge PUBLISHED.json --out OUT.json [--splice FRESH.json ...]``
+``python -m claims.rejudge PUBLISHED.json --out OUT.json [--splice FRESH.json ...] [--retire CLAIM/CHECK ...]``
 
 A published run (docs/results/) records, for every trained check, each run's value (and,
 where it had one, its held-out standard error) and which basin the run is headed for.  When
@@ -19,7 +19,9 @@ from them without retraining a single layer:
 * ``--splice FRESH.json``: the records of FRESH (a report of today's code) replace those of
   the same check families (claim and check, every coordinate) -- for checks whose
   computation changed and which train nothing, so that they can be recomputed at the
-  published profile cheaply; FRESH must be of the published profile.
+  published profile cheaply; FRESH must be of the published profile;
+* ``--retire CLAIM/CHECK``: the records of a check family today's claims no longer record
+  (one a spliced report replaces under a new name) are dropped.
 
 The output says what was done in its ``rejudged`` field (commit, rule, the families rebuilt,
 spliced and from which run) and carries the original ``generated``, ``environment`` and
@@ -160,10 +162,14 @@ def _family(r) -> tuple:
     return r["claim"], r["check"]
 
 
-def rejudge(published: dict, fresh: list[dict] = ()) -> dict:
+def rejudge(published: dict, fresh: list[dict] = (), retire: tuple = ()) -> dict:
     """The published report re-judged (module doc); ``fresh``: reports whose records replace
-    those of the same check families."""
+    those of the same check families; ``retire``: ``"claim/check"`` families to drop."""
     records, rebuilt, spliced = [], set(), {}
+    retire = set(retire)
+    unknown = retire - {"/".join(_family(r)) for r in published["records"]}
+    if unknown:
+        raise ValueError(f"--retire names no check family of the published report: {sorted(unknown)}")
     replace = {}
     for f in fresh:
         if (f.get("profile") or {}).get("name") != (published.get("profile") or {}).get("name"):
@@ -175,6 +181,8 @@ def rejudge(published: dict, fresh: list[dict] = ()) -> dict:
     done = set()
     for r in published["records"]:
         fam = _family(r)
+        if "/".join(fam) in retire:
+            continue
         if fam in replace:
             if fam not in done:
                 records += [{**x, "per_run": x.get("per_run"), "clipped": x.get("clipped")} for x in replace[fam]]
@@ -195,7 +203,8 @@ def rejudge(published: dict, fresh: list[dict] = ()) -> dict:
                          provenance=published.get("provenance"))
     out["rejudged"] = {"schema": SCHEMA, "by": provenance(), "rule": "verdicts by run (docs/settings.md)",
                        "rebuilt": sorted("/".join(f) for f in rebuilt),
-                       "spliced": {"/".join(f): c for f, c in sorted(spliced.items())}}
+                       "spliced": {"/".join(f): c for f, c in sorted(spliced.items())},
+                       "retired": sorted(retire)}
     return out
 
 
@@ -204,11 +213,12 @@ def main(argv=None) -> int:
     p.add_argument("published")
     p.add_argument("--out", required=True)
     p.add_argument("--splice", action="append", default=[], metavar="FRESH.json")
+    p.add_argument("--retire", action="append", default=[], metavar="CLAIM/CHECK")
     a = p.parse_args(argv)
     try:
         pub = json.loads(Path(a.published).read_text(encoding="utf-8"))
         fresh = [json.loads(Path(f).read_text(encoding="utf-8")) for f in a.splice]
-        out = rejudge(pub, fresh)
+        out = rejudge(pub, fresh, tuple(a.retire))
     except (OSError, ValueError, KeyError) as exc:
         print(f"python -m claims.rejudge: error: {exc}", file=sys.stderr)
         return 2

@@ -14,13 +14,13 @@ decay), with the optimal predictor reading T - 1 = 159 observations:
 
 * excess(s) = (MSE of the best AR(s) predictor of y_T - MSE of the optimal one) / the latter,
   s = 1..40, from the autocovariances by Levinson-Durbin's partial autocorrelations,
-  excess(s) = prod_(k > s) 1 / (1 - phi_kk^2) - 1 (theory.improper.stationary_ar_excess: no
+  excess(s) = prod_(k > s) 1 / (1 - phi_kk^2) - 1 (theory.stationary.stationary_ar_excess: no
   cancellation, exact to 2e-4 relative down to 1e-20); rho(L) from the steady-state
   Riccati solution (theory.kalman.steady_state), a route that shares nothing with the
   autocovariances but the model;
 * the rate: the least-squares slope in s of the *paired* log excess
   z(s) = (log excess(s) + log excess(s + 1)) / 2 over the last 4 pairs whose windows both lie
-  in 1e-20 < excess < 1e-3 (theory.improper.paired_rate).  On excess(s) = rho^(2s) g(s) with
+  in 1e-20 < excess < 1e-3 (theory.stationary.paired_rate).  On excess(s) = rho^(2s) g(s) with
   g of period 2 -- the excess of a system whose L has a pair +-mu of largest modulus falls in
   steps of two windows -- z is exactly linear with slope 2 log rho, so no staircase can bend
   it (a one-window line through four points of a staircase reads 0.8 or 1.2 of the rate);
@@ -74,7 +74,7 @@ from claims.basins import clopper_pearson
 from claims.known import known_params
 from claims.seeds import rng_for
 from theory.ar import ols_ar, predict_ar
-from theory.improper import paired_rate, stationary_ar_excess, window_rate
+from theory.stationary import paired_rate, stationary_ar_excess, window_rate
 from theory.kalman import ar_population_predictor, kalman_predict, steady_state
 from theory.systems import LDSFamily, Systems
 
@@ -82,7 +82,7 @@ CLAIM = "improper-learning"
 REF = "paper, Sec. 3: AR(s) approximation of the Kalman filter (after Tsiamis-Pappas, Kozdoba et al.)"
 T_LONG = 160
 S_MAX = 40
-FIT_RANGE = (1e-20, 1e-3)   # the excess is exact above 1e-20 (theory/improper.py), asymptotic below 1e-3
+FIT_RANGE = (1e-20, 1e-3)   # the excess is exact above 1e-20 (theory/stationary.py), asymptotic below 1e-3
 FIT_PAIRS = 4               # the rate: the paired slope over the last 4 pairs of windows in the range
 RATE_TOL = 0.1              # a system matches the rate when |slope / (2 log rho(L)) - 1| <= this (ours)
 TARGET_SHARE = 0.9          # ... and the check holds when at least this share of systems do (ours)

@@ -1,4 +1,4 @@
-"""theory.improper: the excess of the best AR(s) predictor over the filter, and its rate fitted on pairs of windows.
+"""theory.stationary: the excess of the best AR(s) predictor over the filter, and its rate fitted on pairs of windows.
 
 Oracles: closed forms -- the finite-past prediction error of an MA(1) process,
 v_n = (1 - theta^(2n+4)) / (1 - theta^(2n+2)) (unit innovations), and of y_t = e_t - phi e_(t-2),
@@ -21,7 +21,7 @@ import pytest
 
 from claims.basins import clopper_pearson
 from claims.records import make_record
-from theory.improper import (excess_from_autocovariances, paired_log_excess, paired_rate, stationary_ar_excess,
+from theory.stationary import (excess_from_autocovariances, paired_log_excess, paired_rate, stationary_ar_excess,
                              window_rate)
 from theory.kalman import ar_population_predictor, optimal_mse
 from theory.stationary import autocovariances, state_covariance, toeplitz_covariance

@@ -99,3 +99,14 @@ def test_the_command_line_writes_the_file_and_refuses_a_bad_input(tmp_path, caps
     assert json.loads((tmp_path / "o.json").read_text())["records"][0]["per_run"]["n"] == 3
     assert main([str(tmp_path / "missing.json"), "--out", str(tmp_path / "x.json")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_retired_family_is_dropped_and_an_unknown_one_refused():
+    old = _pooled([0.004, -0.006, 0.0095])
+    other = make_record(claim="depth", check="construction-rate-slope", setting="a", label="slope",
+                        paper_ref="x", measured=0.0, tolerance=0.1, comparator="<=", **P).to_dict()
+    new = rejudge(_report([old, other]), retire=("depth/construction-rate-slope",))
+    assert [r["check"] for r in new["records"]] == ["trained-coefficient"]
+    assert new["rejudged"]["retired"] == ["depth/construction-rate-slope"]
+    with pytest.raises(ValueError, match="no check family"):
+        rejudge(_report([old]), retire=("depth/nope",))

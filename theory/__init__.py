@@ -18,7 +18,6 @@ Modules, one per paper object (production engines first, then the references):
 - :mod:`theory.mc_moments`   Monte Carlo moments from raw trajectories (the cheap route of setting d).
 - :mod:`theory.alignment`    eq. 17's terms, eq. 18's PCG span and the candidate cosines.
 - :mod:`theory.kalman`       the Kalman filter with known parameters and the exact optimal MSE.
-- :mod:`theory.improper`     the excess of the best AR(s) predictor over the filter, and its rate in s.
 - :mod:`theory.n4sid`        subspace identification fitted in context (a classical baseline).
 - :mod:`theory.stationary`   stationary systems, the depth claim's setting.
 - :mod:`theory.construction` k preconditioned Richardson steps as the weights of a stack (depth).
