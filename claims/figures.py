@@ -446,9 +446,10 @@ def _seed_figure(plt, claim, rows, path, cols: int = 3):
         _seed_panel(ax, r)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    fig.suptitle(_wrap(f"{claim}: each run's value (dots; coloured by basin where judged by basin), the 95 % "
-                       "interval (bar, coloured by verdict: green holds, red fails, orange inconclusive, "
-                       "violet mixed) and the tolerance (dashed; shaded: allowed), in the check's own units",
+    fig.suptitle(_wrap(f"{claim}: each run's value (dots, coloured by the basin it is headed for where there are "
+                       "several) with its own 95 % interval where it has a standard error (line), the tolerance "
+                       "each run is held to (dashed; shaded: allowed), in the check's own units; the title gives "
+                       "the verdict and how many runs hold (the share's Clopper-Pearson interval, against 1/2)",
                        150), fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=80)

@@ -154,7 +154,7 @@ def render_html(payload: Mapping, figures: Iterable[tuple[str, Path]]) -> str:
     if summary.get("intervals"):
         out.append(f"<p>{_e(summary['intervals'].get('line', ''))}</p>")
     out.append("<p>Rows of the check tables: green holds, red fails, yellow inconclusive, violet mixed "
-               "(runs in basins that hold and in basins that fail), italic a negative control (it must "
+               "(some trained runs hold, others fail), italic a negative control (it must "
                "fail).  The full records are in <code>claims.json</code>; the same tables in "
                "<code>claims.md</code>.</p>")
     for c in claims:

@@ -127,8 +127,9 @@ def render_verdicts(quick: Mapping, paper: Mapping | None) -> str:
            "control is expected to fail); the exact checks that hold are counted in the summary "
            "lines and listed in the reports.  Verdicts: `holds` (the whole interval inside the "
            "tolerance), `fails` (entirely outside), `inconclusive` (it straddles the tolerance), "
-           "`mixed` (runs in basins that hold and in basins that fail; docs/settings.md, \"Verdicts "
-           "by basin\"); \"(xfail)\" marks a known non-reproduction.", ""]
+           "`mixed` (judged by run: some trained runs hold and others fail; docs/settings.md, "
+           "\"Verdicts by run\"); a check judged by run shows the share of runs that hold, against "
+           "1/2, and how many of them hold; \"(xfail)\" marks a known non-reproduction.", ""]
     out += [_env_line(name, p) for name, p in runs] + [""]
     claims = sorted(set().union(*[set((p.get("summary") or {}).get("claims", {})) for _, p in runs]))
     keyed = [{r["check_id"]: r for r in p.get("records", [])} for _, p in runs]

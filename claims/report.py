@@ -114,7 +114,7 @@ def _summary_text(c: Mapping) -> str:
     if c["inconclusive"]:
         parts.append(f"{c['inconclusive']} inconclusive")
     if c.get("mixed"):
-        parts.append(f"{c['mixed']} mixed (runs in basins that hold and in basins that fail)")
+        parts.append(f"{c['mixed']} mixed (some trained runs hold, others fail)")
     if c["controls"]:
         parts.append(_plural(c["controls"], "negative control") + " fail as expected"
                      if c["controls"] != 1 else "1 negative control fails as expected")
@@ -160,8 +160,8 @@ def _coords(r: Mapping) -> str:
 
 
 def _inconclusive(records: Iterable[Mapping]) -> list[Mapping]:
-    """The undecided checks: inconclusive, and mixed (runs in basins that hold and in basins
-    that fail; claims/basins.py)."""
+    """The undecided checks: inconclusive, and mixed (some trained runs hold and others
+    fail; claims/shares.py)."""
     return [r for r in records if r.get("verdict") in ("inconclusive", "mixed")]
 
 

@@ -429,7 +429,7 @@ def test_trained_layers_are_banded(claim, profile, setting, s):
                  **basin_details})
     claim.record(
         claim=CLAIM, check="trained-excess-loss", **where, paper_ref=REF + " (trained)",
-        runs=runs, run_values=details["rel_excess_population_loss_per_seed"], basins=rb.split(),
+        runs=runs, run_values=details["rel_excess_population_loss_per_seed"], basins=rb.split(), bounds=(0.0, None),
         label="(L(theta_trained) - L*) / L* (population loss), by basin",
         kind="reported",
         details={"per_seed": details["rel_excess_population_loss_per_seed"], "moments": details["moments"],

@@ -171,9 +171,9 @@ def test_two(claim):
 
 
 @pytest.mark.parametrize("name", ["quick", "paper"])
-def test_published_runs_have_unique_ids_of_schema_5(name):
+def test_published_runs_have_unique_ids_of_schema_6(name):
     data = _published(name)
-    assert data["schema"] == 5
+    assert data["schema"] == 6
     records = [ClaimRecord.from_dict(r) for r in data["records"]]
     assert duplicate_ids(data["records"]) == []
     for r in records:                      # the id is what claim, check and coordinates make
@@ -215,8 +215,9 @@ _BY_BASIN = ("banding/trained-out-of-class-share", "banding/trained-odd-share", 
 @pytest.mark.parametrize("name", ["quick", "paper"])
 def test_every_trained_ars_record_names_each_runs_stationary_point(name):
     """In both published runs: every trained AR(s) check (s >= 2, the asymmetric control
-    aside) is judged by basin, its headline is one basin's, and every run names the point
-    it is headed for, that point's excess over L*, and its own excess over the point."""
+    aside) is judged by run with the share per basin beside it, the basins' runs add up to
+    the record's, and every run names the point it is headed for, that point's excess over
+    L*, its own excess over the point and its own verdict."""
     recs = [ClaimRecord.from_dict(r) for r in _published(name)["records"]]
     judged = [r for r in recs if any(r.check_id.startswith(p + "/") for p in _BY_BASIN)
               and r.coords.s not in (None, 1) and not r.coords.control and r.coords.variant is None]
@@ -224,14 +225,15 @@ def test_every_trained_ars_record_names_each_runs_stationary_point(name):
     # banding's share and odd share, kalman-parity's ratio per symmetric setting and window; pcg's cos1 (a, b)
     assert len(judged) == 3 * 4 * len(windows) + 2
     for r in judged:
-        assert r.basins is not None and r.basins["headline"] in {b["basin"] for b in r.basins["verdicts"]}
-        head = next(b for b in r.basins["verdicts"] if b["basin"] == r.basins["headline"])
-        assert r.measured == head["measured"] and head["n"] == max(b["n"] for b in r.basins["verdicts"])
-        assert sum(b["n"] for b in r.basins["verdicts"]) == len(r.runs)
+        pr = r.per_run
+        assert pr is not None and pr["basins"], r.check_id
+        assert sum(b["n"] for b in pr["basins"]) == pr["n"] == len(r.runs)
+        assert sum(b["held"] for b in pr["basins"]) == pr["held"] and r.measured == pr["held"] / pr["n"]
+        assert {e.run for b in pr["basins"] for e in r.runs if e.extra["basin"] == b["basin"]} == {
+            x for b in pr["basins"] for x in b["runs"]}
         for e in r.runs:
-            assert {"basin", "basin_rel_excess", "excess_over_basin", "basin_loss"} <= set(e.extra), r.check_id
-        if len(r.basins["verdicts"]) > 1:
-            assert r.values is None                   # no headline over several basins
+            assert {"basin", "basin_rel_excess", "excess_over_basin", "basin_loss", "verdict"} <= set(e.extra), r.check_id
+        assert r.values is None                       # no mean over runs
 
 
 def _machine(payload) -> tuple:
@@ -354,7 +356,8 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
             assert case["check_id"] not in quick and not QUICK.depth_stacks and 3 not in QUICK.trained_windows
             continue
         fresh = quick[case["check_id"]]
-        by_basin = fresh.get("basins") is not None       # judged by basin since schema 5: new label, more extras
+        # judged by basin since schema 5, by run since schema 6: new label, more extras
+        by_basin = fresh.get("basins") is not None or fresh.get("per_run") is not None
         assert new["coords"] == fresh["coords"] and (by_basin or new["label"] == fresh["label"])
         if new["runs"] is None and fresh["runs"] is not None:    # schema 3 kept no per-seed values here
             assert case["check_id"].startswith("depth/mse-over-var/"), case["check_id"]
