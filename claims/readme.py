@@ -92,6 +92,15 @@ def _env_line(name: str, p: Mapping) -> str:
         bits.append(f"CPU {env['cpu']}" + (f" ({', '.join(kernels)})" if kernels else ""))
     if env.get("wall_seconds"):
         bits.append(f"wall time {env['wall_seconds'] / 60:.1f} min")
+    commit = (p.get("provenance") or {}).get("commit")
+    if commit:
+        bits.append(f"commit {commit[:7]}")
+    rj = p.get("rejudged")
+    if rj:        # claims/rejudge.py: new rules on the stored per-run values, no layer retrained
+        by = (rj.get("by") or {}).get("commit") or "-"
+        bits.append(f"re-judged at commit {by[:7]} from its stored per-run values, no layer retrained "
+                    f"({len(rj.get('spliced') or {})} families of checks that train nothing run again "
+                    "there; docs/results/README.md)")
     return f"- {name} (`docs/results/{name}.json`): " + ", ".join(bits)
 
 
