@@ -1,9 +1,11 @@
-r"""Verdicts by basin: trained runs that end near different stationary points are judged per point (docs/settings.md, "Verdicts by basin").
+r"""Rows by basin: trained runs that end near different stationary points are summarised per point (docs/settings.md, "Verdicts by basin").
 
-Runs are outcomes, not samples of one number: when the runs of a check are headed for
+Runs are outcomes, not samples of one number: when the runs of a row are headed for
 different stationary points of the population loss (their *basins*), a mean over all of
-them describes no run.  So each basin is judged on its own runs, and the check's verdict
-is read off the basins' verdicts:
+them describes no run.  Every *check* over trained runs is judged by run
+(:mod:`claims.shares`, with the share per basin beside it); this module serves the
+*reported* rows over runs in several basins (each basin's mean with its interval), and
+its rule for a check over basins -- kept for the rows and the tests that pin it -- reads:
 
 * a basin of two or more runs: the mean of its runs and the Student-t interval over them
   (the rule every seed interval follows, claims.stats.seed_fields), judged against the

@@ -50,8 +50,11 @@ def format_basis(r: Mapping) -> str:
     for a record judged by run, its counts (``"Clopper-Pearson, 8 of 8 runs hold"``)."""
     pr = r.get("per_run")
     if pr:
-        return (f"Clopper-Pearson, {pr['held']} of {pr['n']} runs hold"
-                + (f", {pr['undecided']} undecided" if pr.get("undecided") else ""))
+        counts = f"{pr['held']} of {pr['n']} runs hold" + (f", {pr['undecided']} undecided" if pr.get("undecided") else "")
+        rule = pr.get("rule") or ("control" if r.get("expect") == "fails" else "share")
+        return {"share": f"Clopper-Pearson, {counts}",
+                "control": f"control, fails only if every run fails: {counts}",
+                "every": f"every run must hold: {counts}"}[rule]
     if r.get("interval_kind") == "t95-seeds":
         return f"t, {r.get('n_seeds')} seeds"
     if r.get("interval_kind") == "mc95":
@@ -78,5 +81,7 @@ def format_per_run(r: Mapping) -> str:
     pr = r.get("per_run")
     if not pr:
         return ""
+    basins = pr.get("basins") or []
+    by = ("; per basin: " + ", ".join(f"{b['basin']} {b['held']} of {b['n']}" for b in basins)) if len(basins) > 1 else ""
     return (f"per run {format_criterion(pr['comparator'], pr['tolerance'])} ({pr['tolerance_source']}'s): "
-            f"{pr['held']} of {pr['n']} hold" + (f", {pr['undecided']} undecided" if pr.get("undecided") else ""))
+            f"{pr['held']} of {pr['n']} hold" + (f", {pr['undecided']} undecided" if pr.get("undecided") else "") + by)

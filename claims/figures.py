@@ -6,9 +6,10 @@ by the report renderer (claims/report.py, ``render_report``), the one writer of
 ``claims.md`` and ``index.html``, which link the figures it returns.  Figures:
 
 - ``kappa.png``: exact kappa (eq. 15) against T in settings a, b, c, with the trained
-  AR(1) coefficients at T = 30 (per seed, mean and 95 % interval);
-- ``seeds-<claim>.png``: the per-seed values of every check with a seed interval, in
-  units of its tolerance, with the interval and the verdict;
+  AR(1) coefficients at T = 30 (per run, their mean and range);
+- ``seeds-<claim>.png``: the per-run values of every trained check, in the units of the
+  tolerance each run is held to, each run's own interval where it has one, the verdict
+  and how many runs hold;
 - ``banding-<setting>.png``: for s = 2, 3, 4, heatmaps of b = W_V[s, :] and W_QK[:, :s]
   of the population optimum beside those of every trained run, each titled with the basin
   it is headed for (canonical gauge, largest |b_r| = +1; one colour scale per row with its
@@ -370,7 +371,8 @@ CLIP_WIDTHS = 3.0
 
 def _seed_panel(ax, r) -> dict:
     """One check in its native units: each run a dot (coloured by the basin it is headed for
-    where the check is judged by basin), the 95 % interval as a bar coloured by the verdict,
+    where there are several) with its own interval (a check judged by run) or the 95 %
+    interval over runs as a bar coloured by the verdict (any other),
     the tolerance as a line with the allowed side shaded (one-sided and negative tolerances
     as written), runs far outside the window clipped to its edge and drawn as triangles.
     Returns what was drawn: ``{"window", "clipped", "tolerance_lines"}``."""

@@ -20,8 +20,8 @@ A check missing from a run (an older report), or recorded without a verdict, mak
 statement ``not run`` there.
 The key number of a statement is its weakest check -- the first that fails, else mixed,
 else undecided, else the first -- as measured value, interval and criterion, with whose
-tolerance it is.  For a mixed check the share of runs in basins that hold comes with its
-Clopper-Pearson interval.
+tolerance it is.  A check judged by run adds the criterion each run is held to and how
+many runs hold (per basin where there are several).
 
 >>> outcome(["holds", "holds"]), outcome(["holds", "inconclusive"]), outcome(["fails", "inconclusive"])
 ('reproduced', 'undecided', 'not reproduced')

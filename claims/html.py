@@ -28,7 +28,7 @@ import html
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from claims.display import format_basis, format_criterion, format_interval, format_value
+from claims.display import format_basis, format_criterion, format_interval, format_per_run, format_value
 from claims.figures import claim_of
 from claims.findings import anchor, findings, summary_line
 from claims.headlines import headlines_of
@@ -57,7 +57,8 @@ def _e(x) -> str:
 def _row(r: Mapping) -> str:
     cells = [r["check_id"], r["paper_ref"], Coords.from_dict(r.get("coords") or {}).where(), r["label"],
              format_value(r["measured"]), format_interval(r.get("interval")), format_basis(r),
-             format_criterion(r.get("comparator"), r.get("tolerance")),
+             format_criterion(r.get("comparator"), r.get("tolerance"))
+             + (f"; {format_per_run(r)}" if r.get("per_run") else ""),
              r.get("tolerance_source") or "-", r["verdict"], r.get("expect") or "-"]
     cls = r["verdict"] + (" control" if r.get("expect") == "fails" else "")
     return f'<tr class="{_e(cls)}">' + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>"

@@ -31,7 +31,7 @@ from typing import Callable
 
 import pytest
 
-from claims.display import format_criterion, format_interval, format_value
+from claims.display import format_criterion, format_interval, format_per_run, format_value
 
 __all__ = ["KNOWN_FAILURES", "known_params", "published_numbers", "reason"]
 
@@ -99,7 +99,8 @@ def published_numbers(check_id: str, profile: str) -> str | None:
     crit = format_criterion(r.get("comparator"), r.get("tolerance"))
     who = f" ({r['tolerance_source']}'s)" if r.get("tolerance_source") else ""
     return (f"last published {profile} run: {format_value(r.get('measured'))}"
-            + (f" {format_interval(iv)}" if iv else "") + f" against {crit}{who}, verdict {r.get('verdict')}")
+            + (f" {format_interval(iv)}" if iv else "") + f" against {crit}{who}"
+            + (f", {format_per_run(r)}" if r.get("per_run") else "") + f", verdict {r.get('verdict')}")
 
 
 def reason(check_id: str, profile: str) -> str | None:

@@ -12,10 +12,9 @@ cannot reach its tolerance on the quick budget is inconclusive or fails on its o
 interval; it never widens the knob.
 
 Seeds: the quick profile trains the paper's 3 seeds per setting; the paper profile
-trains 8 -- the project's choice, not the paper's, made so that the 95 % Student-t
-intervals of the trained-model checks are narrow enough to decide most of them (with 3
-seeds, t_{0.975, 2} = 4.30 against t_{0.975, 7} = 2.36 and sqrt(8/3) = 1.63: the
-half-width shrinks by a factor of about 3).
+trains 8 -- the project's choice, not the paper's, made so that the share of runs that
+hold can decide a per-layer statement (docs/settings.md, "Verdicts by run"): 8 of 8 has a
+Clopper-Pearson lower end of 0.63 >= 1/2, while 3 of 3 has 0.29, so 3 runs decide no share.
 
 Example
 -------
@@ -53,8 +52,8 @@ class Profile:
         claims/runs.py).
     n_seeds : independent training runs (initialisations) per setting; the paper uses 3
         (the quick profile), the paper profile 8 (the project's choice, see above).
-        Every profile trains the four symmetric settings a-d; the Student-t intervals of
-        the trained-model checks have n_seeds - 1 degrees of freedom.
+        Every profile trains the four symmetric settings a-d; a trained check is the
+        share of its n_seeds runs that hold (docs/settings.md, "Verdicts by run").
     mc_trajectories : raw simulated trajectories (one fresh system each) for Monte-Carlo
         estimates that use no exact moment at all (e.g. the independent check of kappa).
         Products of 4-6 observations are heavy-tailed, so this is large even in the quick

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Mapping
 
 from claims.compare import current
-from claims.display import format_basis, format_criterion, format_interval, format_value
+from claims.display import format_basis, format_criterion, format_interval, format_per_run, format_value
 from claims.findings import findings, render_findings
 from claims.headlines import headlines_of
 from claims.identity import Coords
@@ -59,7 +59,9 @@ def _cell(r: Mapping | None) -> str:
     verdict = r["verdict"] + (" (xfail)" if r.get("outcome") == "xfailed" else "")
     bf = r.get("basins")
     by = ""
-    if bf and len(bf["verdicts"]) > 1:         # judged by basin: which basin the value is, and the others
+    if r.get("per_run"):                       # judged by run: the criterion each run is held to, per basin
+        by = f" ({format_per_run(r)})"
+    elif bf and len(bf["verdicts"]) > 1:         # judged by basin: which basin the value is, and the others
         total = sum(b["n"] for b in bf["verdicts"])
         head = next(b for b in bf["verdicts"] if b["basin"] == bf["headline"])
         by = (f" (basin {bf['headline']}: {head['n']} of {total} runs; "

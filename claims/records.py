@@ -45,9 +45,12 @@ Verdict
     (:func:`claims.stats.interval_verdict`).  A NaN measurement is rejected: its verdict
     is ``"fails"`` whatever the comparator, and :meth:`Record.check` raises for it even
     in a negative control (a NaN shows that the computation broke, not that the bad case
-    was told apart).  Runs judged by basin (``basins=``, :mod:`claims.basins`): each basin
-    by the rule above, the check ``"holds"`` / ``"fails"`` when every basin does,
-    ``"mixed"`` when some hold and some fail, else ``"inconclusive"``.
+    was told apart).  Checks judged by run (``per_run=True``, :mod:`claims.shares`): each
+    run holds, fails or is undecided, and the record measures the share of runs that hold
+    against 1/2 (``"mixed"``: undecided, some runs holding and some failing; a negative
+    control fails only when every run fails; ``every_run=True``: holds only when every run
+    holds).  Rows over runs in several basins (``basins=``, :mod:`claims.basins`): each
+    basin by the rule above.
 ``holds_at``
     The tightest tolerance at which the verdict would be ``"holds"``: the far end of the
     interval (max(|lo|, |hi|) for ``"abs<="``), or the measured value of an exact check.
@@ -75,7 +78,7 @@ records survive pytest-xdist)::
 
     check_id, claim, check, coords, label, paper_ref, kind, measured, interval,
     interval_kind, n_seeds, values (per-seed values of a t95-seeds interval, else None),
-    runs, tolerance, comparator, tolerance_source, verdict, holds_at, decide, expect,
+    runs, basins, per_run, clipped, tolerance, comparator, tolerance_source, verdict, holds_at, decide, expect,
     details, note, test (node id), order (index within the test), profile (name),
     outcome (passed/failed/error/xfailed/xpassed/skipped, filled in from the test report,
     see claims.collect), xfail_reason
@@ -360,7 +363,7 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
                 note: str | None = None, interval=None, interval_kind: str | None = None,
                 n_seeds: int | None = None, kind: str = "check",
                 decide: str | None = None, values=None, basins=None, per_run: bool = False,
-                shared_stderr: float = 0.0, bounds=None) -> ClaimRecord:
+                shared_stderr: float = 0.0, bounds=None, every_run: bool = False) -> ClaimRecord:
     """Validate the inputs and return a :class:`ClaimRecord` with its verdict (module doc).
 
     ``check``: the check's name within the claim (a token such as ``"odd-share"``); with
@@ -394,7 +397,10 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
     reference's); the record measures the share of runs that hold, with its interval
     [CP_lo(k, n), CP_hi(k + u, n)] against the target share (``>= 0.5``, ours), and its
     ``per_run`` field keeps the per-run criterion, the counts and, with ``basins``, the same
-    per basin; each run entry's ``extra`` has its ``verdict`` (and ``lo``, ``hi``).
+    per basin; each run entry's ``extra`` has its ``verdict`` (and ``lo``, ``hi``).  A negative
+    control judged by run fails only when every run fails; ``every_run=True``: a statement
+    about every run (a premise, a null twin), which holds only when every run holds and
+    fails when any fails (:data:`claims.shares.RULES`).  Such records have no ``holds_at``.
 
     ``bounds``: the quantity's range ``(lo, hi)`` (None for an open end); an interval
     reaching outside it is clipped to it and the record marked ``clipped``.
@@ -445,12 +451,15 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
     if per_run:
         if kind != "check":
             raise ValueError("per_run judges a check: a reported row has no per-run verdict")
+        if comparator == "==":
+            raise ValueError("per_run needs a tolerance to judge each run by, not the exact comparator '=='")
         rv = _run_inputs("per_run", "a record judged by run takes measured and its interval from the share of "
                          "runs that hold", runs, run_values, basins, (measured, interval, interval_kind, n_seeds, values))
         errs = None if run_stderr is None else to_builtin(run_stderr, _path="run_stderr")
+        rule = "control" if expect == "fails" else "every" if every_run else "share"
         share = judge_runs(rv, comparator, t, errs, float(shared_stderr),
                            None if basins is None else basins.labels, None if basins is None else basins.order,
-                           control=(expect == "fails"))
+                           rule=rule)
         per_run_field = _per_run_field(share, comparator, t, tolerance_source, float(shared_stderr),
                                        [r.run for r in runs], basins)
         m, interval, interval_kind = share.share, share.interval, "clopper-pearson95"
@@ -521,7 +530,8 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
         interval_kind=interval_kind, n_seeds=n_seeds, values=values, runs=runs, basins=basin_field,
         per_run=per_run_field, clipped=clipped, tolerance=t,
         comparator=comparator, tolerance_source=tolerance_source, verdict=verdict,
-        holds_at=None if kind == "reported" else stats.holds_at(m, comparator, iv),
+        holds_at=(None if kind == "reported" or (share is not None and share.rule != "share")
+                  else stats.holds_at(m, comparator, iv)),
         decide=None, expect=expect, details=details, note=note)
     if verdict in ("inconclusive", "mixed"):
         rec.decide = decide or (shares_decide_text(share) if share is not None else stats.decide_text(rec.to_dict()))
@@ -555,7 +565,7 @@ def _per_run_field(share, comparator, tolerance, source, shared_stderr, run_ids,
                 "share": sv.share, "interval": list(sv.interval), "verdict": sv.verdict}
     ends = [stats.holds_at(r.value, comparator, r.interval) for r in share.runs]
     every = (None if comparator == "==" else max(ends) if comparator in ("<=", "<", "abs<=") else min(ends))
-    return {"comparator": comparator, "tolerance": tolerance, "tolerance_source": source,
+    return {"comparator": comparator, "tolerance": tolerance, "tolerance_source": source, "rule": share.rule,
             "target": TARGET_SHARE, "shared_stderr": shared_stderr or None, **counts(share),
             "every_run_holds_at": every,
             "basins": None if split is None else [

@@ -20,8 +20,9 @@ from them without retraining a single layer:
   the same check families (claim and check, every coordinate) -- for checks whose
   computation changed and which train nothing, so that they can be recomputed at the
   published profile cheaply; FRESH must be of the published profile;
-* ``--retire CLAIM/CHECK``: the records of a check family today's claims no longer record
-  (one a spliced report replaces under a new name) are dropped.
+* ``--retire CLAIM/CHECK`` (or a ``check_id`` pattern with ``*``): the records of a check
+  family, or of one variant, that today's claims no longer record (one a spliced report
+  replaces under a new name, a control replaced by another) are dropped.
 
 The output says what was done in its ``rejudged`` field (commit, rule, the families rebuilt,
 spliced and from which run) and carries the original ``generated``, ``environment`` and
@@ -33,6 +34,7 @@ spliced and from which run) and carries the original ``generated``, ``environmen
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from pathlib import Path
@@ -96,11 +98,23 @@ def _coords_kw(rec: ClaimRecord) -> dict:
 _AGAINST_KAPPA = {("ar1-optimum", "trained-coefficient"), ("gd-equivalence", "trained-step-size")}
 
 
-def _shared_stderr(r) -> float:
+#: the families whose runs are a premise or a null twin: every run must hold (claims.shares, rule "every")
+_EVERY_RUN = {("depth", "one-layer-stack-over-its-optimum"), ("spectral-shift", "one-layer-stack-over-its-optimum")}
+
+
+def _shared_stderr(r, kappa_refs: dict) -> float:
+    """The error every run of ``r`` shares: the one it was judged with, else kappa's relative
+    Monte Carlo error of its setting (from the record's details, else from the report's own
+    trained-coefficient record of that setting, which stores kappa and its error)."""
+    pr = r.get("per_run")
+    if pr and pr.get("shared_stderr") is not None:
+        return float(pr["shared_stderr"])
+    if _family(r) not in _AGAINST_KAPPA:
+        return 0.0
     d = r.get("details") or {}
-    if _family(r) in _AGAINST_KAPPA and d.get("kappa_stderr") and d.get("kappa"):
-        return float(d["kappa_stderr"]) / float(d["kappa"])
-    return 0.0
+    if not (d.get("kappa_stderr") and d.get("kappa")):
+        d = kappa_refs.get((r.get("coords") or {}).get("setting"), {})
+    return float(d["kappa_stderr"]) / float(d["kappa"]) if d.get("kappa_stderr") and d.get("kappa") else 0.0
 
 
 def _label(label: str, comparator: str, tolerance) -> str:
@@ -124,7 +138,7 @@ def _per_run_criterion(r) -> tuple:
     return r["comparator"], r["tolerance"], r["tolerance_source"]
 
 
-def _rejudge_record(r: dict) -> dict:
+def _rejudge_record(r: dict, kappa_refs: dict) -> dict:
     rec = ClaimRecord.from_dict(r)
     comparator, tolerance, source = _per_run_criterion(r)
     runs = [RunRef(e.run, e.seed) for e in rec.runs]
@@ -133,7 +147,8 @@ def _rejudge_record(r: dict) -> dict:
     labels = [e.extra.get("basin") for e in rec.runs]
     split = None
     if all(labels) and rec.kind == "check" and rec.expect != "fails":
-        order = [b["basin"] for b in (r.get("basins") or {}).get("verdicts", [])] or list(dict.fromkeys(labels))
+        order = ([b["basin"] for b in (r.get("per_run") or {}).get("basins") or []]
+                 or [b["basin"] for b in (r.get("basins") or {}).get("verdicts", [])] or list(dict.fromkeys(labels)))
         order += [b for b in dict.fromkeys(labels) if b not in order]
         split = BasinSplit(tuple(labels), tuple(order))
     details = dict(rec.details)
@@ -142,14 +157,15 @@ def _rejudge_record(r: dict) -> dict:
                       paper_ref=rec.paper_ref,
                       **_coords_kw(rec), runs=runs, run_values=values,
                       run_stderr=None if all(e is None for e in errs) else errs,
-                      shared_stderr=_shared_stderr(r), per_run=True, basins=split, tolerance=tolerance,
+                      shared_stderr=_shared_stderr(r, kappa_refs), per_run=True, basins=split,
+                      every_run=_family(r) in _EVERY_RUN and rec.expect != "fails", tolerance=tolerance,
                       comparator=comparator, tolerance_source=source, expect=rec.expect, details=details,
                       note=rec.note)
     out = new.to_dict()
     # each run keeps the extras it was published with (and gains its verdict)
     for e_new, e_old in zip(out["runs"], r["runs"]):
-        e_new["extra"] = {**e_old.get("extra", {}), **{k: v for k, v in e_new["extra"].items()
-                                                      if k in ("verdict", "lo", "hi", "basin")}}
+        old = {k: v for k, v in e_old.get("extra", {}).items() if k not in ("verdict", "lo", "hi")}
+        e_new["extra"] = {**old, **{k: v for k, v in e_new["extra"].items() if k in ("verdict", "lo", "hi", "basin")}}
     if missing:
         out["per_run"]["stderr"] = "not stored"
     for k in _KEEP:
@@ -194,14 +210,22 @@ def _family(r) -> tuple:
     return r["claim"], r["check"]
 
 
+def _retired(r, patterns) -> bool:
+    """Whether a record is retired: its family ``claim/check`` is named, or its ``check_id``
+    matches a pattern (``fnmatch``: ``spectral-shift/*/narrower-training-r=0.5/control``)."""
+    return any("/".join(_family(r)) == p or fnmatch.fnmatchcase(r["check_id"], p) for p in patterns)
+
+
 def rejudge(published: dict, fresh: list[dict] = (), retire: tuple = ()) -> dict:
     """The published report re-judged (module doc); ``fresh``: reports whose records replace
     those of the same check families; ``retire``: ``"claim/check"`` families to drop."""
     records, rebuilt, spliced = [], set(), {}
     retire = set(retire)
-    unknown = retire - {"/".join(_family(r)) for r in published["records"]}
+    unknown = {p for p in retire if not any(_retired(r, (p,)) for r in published["records"])}
     if unknown:
-        raise ValueError(f"--retire names no check family of the published report: {sorted(unknown)}")
+        raise ValueError(f"--retire matches no record of the published report: {sorted(unknown)}")
+    kappa_refs = {(r.get("coords") or {}).get("setting"): r.get("details") or {} for r in published["records"]
+                  if (r["claim"], r["check"]) == ("ar1-optimum", "trained-coefficient")}
     replace = {}
     for f in fresh:
         if (f.get("profile") or {}).get("name") != (published.get("profile") or {}).get("name"):
@@ -213,7 +237,7 @@ def rejudge(published: dict, fresh: list[dict] = (), retire: tuple = ()) -> dict
     done = set()
     for r in published["records"]:
         fam = _family(r)
-        if "/".join(fam) in retire:
+        if _retired(r, retire):
             continue
         if fam in replace:
             if fam not in done:
@@ -222,7 +246,7 @@ def rejudge(published: dict, fresh: list[dict] = (), retire: tuple = ()) -> dict
             continue
         r = {**r, "per_run": r.get("per_run"), "clipped": r.get("clipped")}
         if fam in PER_RUN and r.get("kind") == "check" and r.get("runs"):
-            r = _rejudge_record(r)
+            r = _rejudge_record(r, kappa_refs)
             rebuilt.add(fam)
         elif _bounds_for(r) and r.get("kind") == "reported":
             r = _clip_record(r)

@@ -32,7 +32,7 @@ from typing import Iterable, Mapping
 from claims.collect import sort_records
 from claims.figures import render_figures
 from claims.html import render_html
-from claims.display import format_basis, format_criterion, format_interval, format_value
+from claims.display import format_basis, format_criterion, format_interval, format_per_run, format_value
 from claims.identity import Coords
 from claims.stats import LEVEL
 from models.files import atomic_write_text
@@ -62,8 +62,8 @@ def summarize(records: Iterable[Mapping]) -> dict:
 
     Per claim: ``checks`` (rows with a verdict); ``hold`` (expected to hold and holds);
     ``inconclusive`` (expected to hold, interval straddles the tolerance: passes);
-    ``mixed`` (expected to hold; its runs end in different basins, some holding and some
-    failing: passes, a finding);
+    ``mixed`` (expected to hold; judged by run, some runs holding and some failing:
+    passes, a finding);
     ``controls`` (negative controls that fail as expected); ``not_reproduced`` (verdict
     differs from the expectation, test marked xfail); ``unexpected`` (verdict differs,
     not marked xfail -- and any negative control that does not fail, xfail or not: a
@@ -167,7 +167,7 @@ def _inconclusive(records: Iterable[Mapping]) -> list[Mapping]:
 
 def inconclusive_lines(records: Iterable[Mapping]) -> list[str]:
     """Every inconclusive or mixed check by name, with its interval and what would decide it
-    (for a mixed check: that seeds will not)."""
+    (for a share of runs: how many runs would, if the shares stayed)."""
     rows = _inconclusive(records)
     if not rows:
         return ["inconclusive checks: none"]
@@ -196,7 +196,8 @@ _MAX_WIDTH = {"paper ref": 34, "label": 64, "check_id": 56}
 def _row(r: Mapping) -> list[str]:
     return [r["check_id"], r["paper_ref"], _coords(r), r["label"],
             format_value(r["measured"]), format_interval(r.get("interval")), format_basis(r),
-            format_value(r.get("holds_at")), format_criterion(r["comparator"], r["tolerance"]),
+            format_value(r.get("holds_at")), format_criterion(r["comparator"], r["tolerance"])
+            + (f"; {format_per_run(r)}" if r.get("per_run") else ""),
             r.get("tolerance_source") or "-", r["verdict"], r.get("expect") or "-",
             r.get("outcome") or "-"]
 

@@ -17,7 +17,10 @@ that holds -- a binomial share -- not the mean of the values.
   target share :data:`TARGET_SHARE` = 1/2 ("the protocol produces such a layer more often
   than not") the check **holds** when the lower end is at least the target, **fails** when
   the upper end is below it, and is **inconclusive** otherwise -- **mixed** when some runs
-  hold and some fail.  A negative control **fails** only when every run fails.
+  hold and some fail (``rule="share"``).  A negative control **fails** only when every run
+  fails (``rule="control"``), and a statement about *every* run the checks read -- a premise,
+  a null twin -- holds only when every run holds and fails when any run fails
+  (``rule="every"``): no share is needed where the statement quantifies over all runs.
 * **Per basin**, beside it, the same rule on the basin's runs (runs that end at different
   stationary points are outcomes: the share per basin says which outcomes hold).
 
@@ -45,7 +48,7 @@ from dataclasses import dataclass
 from claims.basins import clopper_pearson
 from claims.stats import Z95, interval_verdict
 
-__all__ = ["TARGET_SHARE", "RunVerdict", "ShareVerdict", "run_verdict", "share_interval",
+__all__ = ["TARGET_SHARE", "RULES", "RunVerdict", "ShareVerdict", "run_verdict", "share_interval",
            "share_verdict", "judge_runs", "runs_to_decide", "decide_text"]
 
 #: the share of runs that must hold for a per-layer statement to hold (ours; docs/settings.md,
@@ -80,6 +83,7 @@ class ShareVerdict:
     basin: str | None = None
     runs: tuple = ()
     basins: tuple = ()
+    rule: str = "share"
 
     @property
     def n(self) -> int:
@@ -125,34 +129,45 @@ def share_interval(k: int, u: int, n: int) -> tuple[float, float]:
     return clopper_pearson(k, n)[0], clopper_pearson(k + u, n)[1]
 
 
-def share_verdict(k: int, u: int, n: int, target: float = TARGET_SHARE, control: bool = False,
+#: the rules a check judged by run can follow (module doc)
+RULES = ("share", "control", "every")
+
+
+def share_verdict(k: int, u: int, n: int, target: float = TARGET_SHARE, rule: str = "share",
                   basin: str | None = None) -> ShareVerdict:
-    """The verdict of a share (module doc); ``control``: a negative control, ``"fails"`` only
-    when every run fails.
+    """The verdict of k holding and u undecided runs of n (module doc): ``rule="share"``, the
+    share against ``target``; ``"control"``, a negative control, ``"fails"`` only when every
+    run fails; ``"every"``, ``"holds"`` only when every run holds, ``"fails"`` when any fails.
 
     >>> share_verdict(8, 0, 8).verdict, share_verdict(0, 0, 8).verdict, share_verdict(3, 0, 3).verdict
     ('holds', 'fails', 'inconclusive')
-    >>> share_verdict(5, 0, 8).verdict, share_verdict(0, 1, 8, control=True).verdict
+    >>> share_verdict(5, 0, 8).verdict, share_verdict(0, 1, 8, rule="control").verdict
     ('mixed', 'inconclusive')
+    >>> share_verdict(3, 0, 3, rule="every").verdict, share_verdict(2, 0, 3, rule="every").verdict
+    ('holds', 'fails')
     """
     if not 0 < target < 1:
         raise ValueError(f"target must be a share in (0, 1), got {target!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
     lo, hi = share_interval(k, u, n)
     f = n - k - u
-    if control and f == n:
+    if rule == "every":
+        v = "holds" if k == n else "fails" if f else "inconclusive"
+    elif rule == "control" and f == n:
         v = "fails"
     elif lo >= target:
         v = "holds"
-    elif hi < target and not control:
+    elif hi < target and rule == "share":
         v = "fails"
     else:
         v = "mixed" if k > 0 and f > 0 else "inconclusive"
-    return ShareVerdict(k, u, f, (lo, hi), v, basin)
+    return ShareVerdict(k, u, f, (lo, hi), v, basin, rule=rule)
 
 
 def judge_runs(values: Sequence[float], comparator: str, tolerance: float, stderr: Sequence | None = None,
                shared_stderr: float = 0.0, labels: Sequence[str] | None = None, order: Sequence[str] | None = None,
-               target: float = TARGET_SHARE, control: bool = False) -> ShareVerdict:
+               target: float = TARGET_SHARE, rule: str = "share") -> ShareVerdict:
     """Every run (:func:`run_verdict`), the check's share (:func:`share_verdict`) and, with
     ``labels`` (one basin name per run; ``order``: the basins' order, default first
     appearance), the same per basin."""
@@ -176,11 +191,11 @@ def judge_runs(values: Sequence[float], comparator: str, tolerance: float, stder
             raise ValueError(f"labels must name one basin per run ({len(values)}), got {len(labels)}")
         names = list(order) if order is not None else list(dict.fromkeys(labels))
         basins = tuple(share_verdict(*count([i for i, b in enumerate(labels) if b == name]),
-                                     labels.count(name), target, control, basin=name)
+                                     labels.count(name), target, rule, basin=name)
                        for name in names if name in labels)
-    whole = share_verdict(k, u, len(runs), target, control)
+    whole = share_verdict(k, u, len(runs), target, rule)
     return ShareVerdict(whole.held, whole.undecided, whole.failed, whole.interval, whole.verdict,
-                        runs=runs, basins=basins)
+                        runs=runs, basins=basins, rule=rule)
 
 
 def runs_to_decide(k: int, u: int, n: int, target: float = TARGET_SHARE) -> int | None:
@@ -206,6 +221,17 @@ def decide_text(share: ShareVerdict, target: float = TARGET_SHARE) -> str:
     >>> print(decide_text(share_verdict(3, 0, 3)))
     3 of 3 runs hold: the share's interval [0.29, 1.00] straddles the target 0.5; 3 runs do not decide it, about 6 would if the shares stay
     """
+    counts = (f"{share.held} of {share.n} runs hold" + (f", {share.undecided} undecided" if share.undecided else "")
+              + (f", {share.failed} fail" if share.failed else ""))
+    if share.rule == "control":
+        if share.held:
+            return (f"{counts}: a negative control fails only when every run fails, and these runs meet the "
+                    "tolerance -- more runs cannot change that")
+        return (f"{counts}: a negative control fails only when every run fails; the undecided runs' own "
+                "intervals decide it (more held-out sequences), not more runs")
+    if share.rule == "every":
+        return (f"{counts}: the statement is about every run, so the undecided runs' own intervals decide it "
+                "(more held-out sequences), not more runs")
     lo, hi = share.interval
     head = (f"{share.held} of {share.n} runs hold"
             + (f", {share.undecided} undecided" if share.undecided else "")

@@ -25,10 +25,11 @@ Checks (each with a negative control that is shown to fail):
    (``reported``: the paper claims nothing there, and the structure does not always
    hold);
 4. trained layers (the paper's protocol, s = 2, 3, 4, settings a-d, the profile's seeds):
-   the out-of-class share of each run and the odd share of its prediction, judged per
-   basin (the stationary point each run is headed for; claims/_ars.py, docs/settings.md
-   "Verdicts by basin"), with the class it reached, its Jaccard distance and its excess
-   over L* and over its point; control: the asymmetric family, every run out of class.
+   the out-of-class share of each run and the odd share of its prediction, judged by run
+   (docs/settings.md, "Verdicts by run": the share of runs that hold, and per basin -- the
+   stationary point each run is headed for, claims/_ars.py), with the class it reached,
+   its Jaccard distance and its excess over L* and over its point; control: the
+   asymmetric family, which fails only when every run is out of class.
 """
 from __future__ import annotations
 
@@ -396,7 +397,7 @@ def _trained_cells(settings) -> list:
                                                     _trained_cells(ARS_SETTINGS)))
 def test_trained_layers_are_banded(claim, profile, setting, s):
     """Trained AR(s) layers: the out-of-class share of each run (nearer class, canonical
-    gauge), the mean over seeds with its Student-t interval; the Jaccard distance and the
+    gauge), judged by run (the share of runs that hold, per basin beside it); the Jaccard distance and the
     excess population loss over L* beside it (reported), and per seed the stationary
     point the run is headed for.  Control: the asymmetric family."""
     per, rb, details = _trained(setting, s, profile)

@@ -153,7 +153,7 @@ def _rms_ratio_stderr(sq_gap, sq_centred, gap) -> float:
 
 def _details(setting, profile, cmp):
     ref = kappa_for(setting)
-    return {"kappa": ref["kappa"], "kappa_method": ref["method"], "seeds": profile.n_seeds,
+    return {"kappa": ref["kappa"], "kappa_stderr": ref["stderr"], "kappa_method": ref["method"], "seeds": profile.n_seeds,
             "heldout": profile.heldout_sequences, "gap_per_seed": cmp["gap"], "gap_stderr_per_seed": cmp["gap_stderr"],
             "gap_eta_1.1kappa_per_seed": cmp["gap_control"], "eta_best_per_seed": cmp["eta_best"]}
 

@@ -10,8 +10,8 @@ answers a different question from the theorems: does training find the optimum? 
 trained run is headed for one stationary point, its *basin* (claims/_ars.py, ``basins``:
 theory.optimum's local search from the run's weights; points matched by the point, up to
 the mirror y_t -> (-1)^t y_t where the law of A is centrally symmetric), and the trained
-checks of ``banding``, ``pcg-alignment`` and ``kalman-parity`` are judged per basin
-(docs/settings.md, "Verdicts by basin").  This claim says where the protocol goes, with
+checks of ``banding``, ``pcg-alignment`` and ``kalman-parity`` are judged by run with the
+share per basin beside it (docs/settings.md, "Verdicts by run", "Verdicts by basin").  This claim says where the protocol goes, with
 sampling noise and without it:
 
 1. every run against the exact loss: its held-out MSE over the optimum's equals its

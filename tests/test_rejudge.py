@@ -65,13 +65,35 @@ def test_a_reference_error_is_shared_by_every_run():
 
 
 def test_re_judging_is_idempotent_and_keeps_the_outcome_fields():
-    old = _pooled([0.031, 0.064, 0.0005], ["p", "p", "q"])
+    old = _pooled([0.0005, 0.031, 0.064], ["q", "p", "p"])
+    old["basins"]["verdicts"].sort(key=lambda b: b["basin"])         # the basins' order: p first, not q
     old.update(outcome="passed", test="claims/test_banding.py::t", order=3, profile="quick")
     once = rejudge(_report([old]))
     twice = rejudge(once)
     strip = [{k: v for k, v in r.items() if k != "decide"} for r in once["records"]]
     assert [{k: v for k, v in r.items() if k != "decide"} for r in twice["records"]] == strip
     assert (once["records"][0]["outcome"], once["records"][0]["order"]) == ("passed", 3)
+    assert [b["basin"] for b in twice["records"][0]["per_run"]["basins"]] == ["p", "q"]
+
+
+def test_the_step_size_shares_kappas_error_from_the_reports_coefficient_record():
+    coef = _pooled([0.004, -0.006, 0.0095])
+    coef["details"] = {"kappa": 0.5, "kappa_stderr": 0.5 * 0.003}
+    step = make_record(claim="gd-equivalence", check="trained-step-size", setting="a", label="mean_seeds step",
+                       paper_ref="x", runs=[RunRef(f"ar1/a/seed={i}", i) for i in range(3)],
+                       **seed_fields([0.004, -0.006, 0.0095]), tolerance=0.01, comparator="abs<=", **P).to_dict()
+    out = {r["check"]: r for r in rejudge(_report([coef, step]))["records"]}
+    assert out["trained-step-size"]["per_run"]["shared_stderr"] == pytest.approx(0.003)
+    assert out["trained-step-size"]["per_run"]["undecided"] == 2
+
+
+def test_a_premise_holds_only_when_every_run_holds():
+    runs = [RunRef(f"shift/L=1/r=0.9/batch=1500/seed={i}", i) for i in range(3)]
+    prem = make_record(claim="spectral-shift", check="one-layer-stack-over-its-optimum", setting="a", label="L/L*",
+                       paper_ref="x", runs=runs, **seed_fields([1.001, 1.002, 1.03]), tolerance=1.02,
+                       comparator="<=", **P).to_dict()
+    r, = rejudge(_report([prem]))["records"]
+    assert (r["verdict"], r["per_run"]["rule"], r["holds_at"]) == ("fails", "every", None)
 
 
 def test_a_spliced_report_replaces_its_families_and_must_be_of_the_profile():
@@ -102,6 +124,15 @@ def test_the_command_line_writes_the_file_and_refuses_a_bad_input(tmp_path, caps
     assert capsys.readouterr().err.count("\n") == 1
 
 
+def test_a_retired_variant_is_dropped_by_its_pattern():
+    old = _pooled([0.004, -0.006, 0.0095])
+    ctl = make_record(claim="spectral-shift", check="gain-outside", setting="a", layers=1, radius=1.0,
+                      variant="narrower-training-r=0.5", label="ratio", paper_ref="x", measured=0.5, tolerance=1.05,
+                      comparator=">=", expect="fails", **P).to_dict()
+    new = rejudge(_report([old, ctl]), retire=("spectral-shift/*/narrower-training-r=0.5/control",))
+    assert [r["check"] for r in new["records"]] == ["trained-coefficient"]
+
+
 def test_a_retired_family_is_dropped_and_an_unknown_one_refused():
     old = _pooled([0.004, -0.006, 0.0095])
     other = make_record(claim="depth", check="construction-rate-slope", setting="a", label="slope",
@@ -109,5 +140,5 @@ def test_a_retired_family_is_dropped_and_an_unknown_one_refused():
     new = rejudge(_report([old, other]), retire=("depth/construction-rate-slope",))
     assert [r["check"] for r in new["records"]] == ["trained-coefficient"]
     assert new["rejudged"]["retired"] == ["depth/construction-rate-slope"]
-    with pytest.raises(ValueError, match="no check family"):
+    with pytest.raises(ValueError, match="matches no record"):
         rejudge(_report([old]), retire=("depth/nope",))

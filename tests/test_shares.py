@@ -87,11 +87,11 @@ def test_a_shared_error_joins_the_runs_own_in_quadrature():
 @pytest.mark.parametrize("values, verdict", [([0.2, 0.3, 0.4], "fails"), ([0.2, 0.3, 0.005], "mixed"),
                                              ([0.2] * 8, "fails")])
 def test_a_negative_control_fails_only_when_every_run_fails(values, verdict):
-    assert judge_runs(values, "<=", 0.01, control=True).verdict == verdict
+    assert judge_runs(values, "<=", 0.01, rule="control").verdict == verdict
 
 
 def test_an_undecided_run_keeps_a_control_from_failing():
-    assert judge_runs([0.2, 0.3, 0.0105], "<=", 0.01, [None, None, 0.001], control=True).verdict == "inconclusive"
+    assert judge_runs([0.2, 0.3, 0.0105], "<=", 0.01, [None, None, 0.001], rule="control").verdict == "inconclusive"
 
 
 def test_a_record_judged_by_run_carries_the_share_and_the_per_run_criterion():
