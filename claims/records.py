@@ -117,7 +117,7 @@ __all__ = [
     "RECORD_FIELDS", "ClaimRecord", "run_entries", "duplicate_ids",
     "RECORD_KEY", "COMPARATORS", "VERDICTS", "EXPECTS", "KINDS", "TOLERANCE_SOURCES",
     "INTERVAL_KINDS", "Record", "ClaimRecorder", "make_record", "compare", "to_builtin",
-    "records_from_user_properties",
+    "records_from_user_properties", "clip_intervals",
 ]
 
 #: name of the ``item.user_properties`` entries that carry records.
@@ -481,7 +481,7 @@ def make_record(*, claim: str, check: str, label: str, paper_ref: str, measured=
     iv, interval_kind, n_seeds = _interval(interval, interval_kind, n_seeds, comparator, m)
     clipped = None
     if bounds is not None:
-        iv, basin_field, clipped = _clip(iv, basin_field, bounds)
+        iv, basin_field, clipped = clip_intervals(iv, basin_field, bounds)
     if control is not None and control != (expect == "fails"):
         raise ValueError(f"control={control!r} contradicts expect={expect!r}: a negative control is "
                          "a check that expects 'fails'")
@@ -573,8 +573,13 @@ def _per_run_field(share, comparator, tolerance, source, shared_stderr, run_ids,
                 for b in share.basins]}
 
 
-def _clip(iv, basin_field, bounds):
-    """(interval, basins field, clipped): every interval of the record clipped to ``bounds``."""
+def clip_intervals(iv, basin_field, bounds):
+    """(interval, basins field, clipped): every interval of a record -- its own and its
+    basins' -- clipped to ``bounds`` (``(lo, hi)``, None for an open end), and whether any moved.
+
+    >>> clip_intervals([-0.1, 0.2], None, (0.0, 1.0))
+    ([0.0, 0.2], None, True)
+    """
     lo_b, hi_b = bounds
     hit = False
 

@@ -43,7 +43,7 @@ from claims.basins import BasinSplit
 from claims.display import format_criterion
 from claims.identity import RunRef
 from claims.known import KNOWN_FAILURES
-from claims.records import ClaimRecord, make_record
+from claims.records import ClaimRecord, clip_intervals, make_record
 from claims.report import SCHEMA, report_payload, provenance
 from theory.jsonvalues import dumps
 
@@ -187,23 +187,8 @@ def _outcome(r: dict, profile: str | None) -> tuple:
 
 
 def _clip_record(r: dict) -> dict:
-    lo_b, hi_b = _bounds_for(r)
-    out = dict(r)
-
-    def clip(iv):
-        if iv is None:
-            return None
-        return [iv[0] if lo_b is None else max(iv[0], lo_b), iv[1] if hi_b is None else min(iv[1], hi_b)]
-    changed = False
-    if r.get("interval") is not None:
-        out["interval"] = clip(r["interval"])
-        changed = out["interval"] != list(r["interval"])
-    if r.get("basins"):
-        vs = [{**v, "interval": clip(v["interval"])} for v in r["basins"]["verdicts"]]
-        changed = changed or any(a["interval"] != b["interval"] for a, b in zip(vs, r["basins"]["verdicts"]))
-        out["basins"] = {**r["basins"], "verdicts": vs}
-    out["clipped"] = changed
-    return out
+    iv, basins, clipped = clip_intervals(r.get("interval"), r.get("basins") or None, _bounds_for(r))
+    return {**r, "interval": iv, "basins": basins if r.get("basins") else r.get("basins"), "clipped": clipped}
 
 
 def _family(r) -> tuple:
