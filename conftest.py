@@ -1,6 +1,6 @@
 """Project-wide pytest configuration: threads per worker, hypothesis profiles, the claim plugin.
 
-- Loads the claim-harness plugin (claims/plugin.py: ``--profile``, ``--claims-report``,
+- Loads the claim-harness plugin (claims/harness/plugin.py: ``--profile``, ``--claims-report``,
   the ``claim`` and ``profile`` fixtures, the claims report) for every run, so that
   ``pytest --profile paper claims`` and ``pytest claims --profile paper`` both work from
   the repository root, and ``pytest tests`` is unaffected (no report without records).
@@ -14,7 +14,7 @@
 - Registers the hypothesis profiles for the unit tests under tests/: ``ci`` (derandomised,
   chosen automatically when the environment variable CI is set) and ``dev`` (random, the
   default); pick one explicitly with ``--hypothesis-profile``.  The claims do not depend
-  on them or on CI: ``claims.seeds.claim_settings`` always derandomises (seeded from the
+  on them or on CI: ``claims.harness.seeds.claim_settings`` always derandomises (seeded from the
   test) unless ``--claims-random`` is given, so two runs of ``pytest claims`` write the
   same records.
 """
@@ -32,7 +32,7 @@ if _WORKER is not None:
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
-pytest_plugins = ["claims.plugin"]
+pytest_plugins = ["claims.harness.plugin"]
 
 settings.register_profile(
     "ci", derandomize=True, deadline=None, max_examples=30, print_blob=True,

@@ -21,52 +21,52 @@ and of the Kalman, depth and shift claims in ``_lds.py``):
 
 The harness:
 
-- :mod:`claims.records`   how a check records what it measured, its interval and verdict
+- :mod:`claims.harness.records`   how a check records what it measured, its interval and verdict
   (``claim.record(...).check()``): the record type ``ClaimRecord``.
-- :mod:`claims.identity`  a check's ``check_id`` and coordinates (``Coords``), the runs
+- :mod:`claims.harness.identity`  a check's ``check_id`` and coordinates (``Coords``), the runs
   behind it (``RunRef``, ``RunEntry``).
-- :mod:`claims.runs`      the run store: every trained run a claim uses -- its id, its
+- :mod:`claims.harness.runs`      the run store: every trained run a claim uses -- its id, its
   configuration (the only definition; the command line reads it too), its weights
   (``trained``) -- and the runs of each claim.
-- :mod:`claims.headlines` the headline checks of each claim (the paper's statements).
-- :mod:`claims.legacy`    reports of the previous schema (3) mapped to check ids.
-- :mod:`claims.display`   how values, criteria and intervals are shown in the reports.
-- :mod:`claims.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE,
+- :mod:`claims.harness.headlines` the headline checks of each claim (the paper's statements).
+- :mod:`claims.reports.legacy`    reports of the previous schema (3) mapped to check ids.
+- :mod:`claims.harness.display`   how values, criteria and intervals are shown in the reports.
+- :mod:`claims.harness.stats`     95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE,
   percentile bootstrap) and what would decide an inconclusive check.
-- :mod:`claims.shares`    verdicts by run: each trained layer holds or fails, a check is the
+- :mod:`claims.harness.shares`    verdicts by run: each trained layer holds or fails, a check is the
   share of runs that hold (Clopper-Pearson) against 1/2, per basin beside it.
-- :mod:`claims.basins`    which basin a run is in, reported rows per basin, Clopper-Pearson
+- :mod:`claims.harness.basins`    which basin a run is in, reported rows per basin, Clopper-Pearson
   shares.
-- :mod:`claims.rejudge`   a published report re-judged by today's rules from its stored
+- :mod:`claims.reports.rejudge`   a published report re-judged by today's rules from its stored
   per-run values, without training.
-- :mod:`claims.collect`   records gathered from pytest's reports, each test's outcome.
-- :mod:`claims.report`    the report: table, ``reports/claims.json``, ``reports/claims.md``.
-- :mod:`claims.html`      the HTML report (``index.html``): findings, then one section per claim.
-- :mod:`claims.figures`   the report's figures, drawn from the records alone.
-- :mod:`claims.fig_training` the trained runs' own figures: AR(1) weights beside theta*
+- :mod:`claims.harness.collect`   records gathered from pytest's reports, each test's outcome.
+- :mod:`claims.reports.report`    the report: table, ``reports/claims.json``, ``reports/claims.md``.
+- :mod:`claims.reports.html`      the HTML report (``index.html``): findings, then one section per claim.
+- :mod:`claims.reports.figures`   the report's figures, drawn from the records alone.
+- :mod:`claims.reports.fig_training` the trained runs' own figures: AR(1) weights beside theta*
   (the paper's Fig. 1b, c) and training-loss curves over L*.
-- :mod:`claims.findings`  what the published runs conclude per statement, in plain words.
-- :mod:`claims.readme`    ``python -m claims.readme``: the README's findings block and
+- :mod:`claims.reports.findings`  what the published runs conclude per statement, in plain words.
+- :mod:`claims.reports.readme`    ``python -m claims.reports.readme``: the README's findings block and
   ``docs/results/verdicts.md``, rendered from the published runs (``--check`` in the tests).
-- :mod:`claims.known`     known non-reproductions as strict xfails, per profile.
-- :mod:`claims.memo`      deterministic results shared on disk between processes (optima,
+- :mod:`claims.harness.known`     known non-reproductions as strict xfails, per profile.
+- :mod:`claims.harness.memo`      deterministic results shared on disk between processes (optima,
   Monte Carlo moments, noise-free twins), keyed by their inputs and code.
-- :mod:`claims.seeds`     ``seed_for`` / ``rng_for`` and ``claim_settings`` for hypothesis.
-- :mod:`claims.profiles`  the ``quick`` (CI) and ``paper`` compute profiles.
-- :mod:`claims.plugin`    the pytest plugin (loaded by the root conftest.py):
+- :mod:`claims.harness.seeds`     ``seed_for`` / ``rng_for`` and ``claim_settings`` for hypothesis.
+- :mod:`claims.harness.profiles`  the ``quick`` (CI) and ``paper`` compute profiles.
+- :mod:`claims.harness.plugin`    the pytest plugin (loaded by the root conftest.py):
   ``--profile``, ``--claims-report``, ``--claims-random``, ``--retrain``, the ``claim`` and
   ``profile`` fixtures.
-- :mod:`claims.runopts`   the options of the current run (random draws, retraining).
-- :mod:`claims.compare`   ``python -m claims.compare BEFORE.json AFTER.json``: do two
+- :mod:`claims.harness.runopts`   the options of the current run (random draws, retraining).
+- :mod:`claims.reports.compare`   ``python -m claims.reports.compare BEFORE.json AFTER.json``: do two
   reports agree (timings and node ids aside)?
 
 The command line, on top of everything it calls (nothing in theory/ or models/ imports
 claims/; tests/test_layers.py):
 
-- :mod:`claims.cli`       ``ldsicl``: the parser, its help and ``main``.
-- :mod:`claims.commands`  what kappa, train (with ``--claim`` a claim's own run), optimum
+- :mod:`claims.cli.main`       ``ldsicl``: the parser, its help and ``main``.
+- :mod:`claims.cli.commands`  what kappa, train (with ``--claim`` a claim's own run), optimum
   and report do.
-- :mod:`claims.cache_commands` what runs and cache list / clear / export do.
+- :mod:`claims.cli.cache_commands` what runs and cache list / clear / export do.
 
 Run ``pytest claims`` (or ``pytest claims -n auto``, ``pytest --profile paper claims``)
 from the repository root.

@@ -4,8 +4,8 @@
   most exact route available (theory.kappa.kappa, the one place that picks a route):
   rational arithmetic (a), exact-up-to-rounding quadrature (b, c, the control), Monte
   Carlo over systems with exact per-system moments (d; computed once and shared on disk
-  between processes, claims/memo.py, as are setting d's moments).
-- the trained layers themselves come from the run store (claims/runs.py: ``ar1_config``,
+  between processes, claims/harness/memo.py, as are setting d's moments).
+- the trained layers themselves come from the run store (claims/harness/runs.py: ``ar1_config``,
   ``trained``), shared by both claim files (the same seeds, so each run is trained once).
 - :func:`coefficients` -- the gauge-invariant coefficients beta of a trained layer.
 """
@@ -15,8 +15,8 @@ import functools
 
 import numpy as np
 
-from claims.memo import memoized
-from claims.seeds import seed_for
+from claims.harness.memo import memoized
+from claims.harness.seeds import seed_for
 from theory.kappa import kappa
 from theory.population import beta_from_weights, feature_list, population_moments
 from theory.systems import LDSFamily
@@ -35,7 +35,7 @@ MOMENTS_D_SYSTEMS = 100_000
 
 
 def family_key(fam: LDSFamily) -> list:
-    """What identifies a family as an input of a memo (claims/memo.py): every field."""
+    """What identifies a family as an input of a memo (claims/harness/memo.py): every field."""
     return [fam.setting, fam.d, fam.T, fam.sigma_w, fam.sigma_v, fam.sigma_0, fam.cond_max, fam.radius]
 
 
@@ -88,5 +88,5 @@ def coefficients(W_V, W_QK, moments=None) -> dict:
     return out
 
 
-# Trained checks that do not reproduce are listed by check_id in claims/known.py (none of
+# Trained checks that do not reproduce are listed by check_id in claims/harness/known.py (none of
 # the AR(1) checks today).

@@ -1,7 +1,7 @@
 """Shared pieces of the AR(s) claims for s >= 2 (``banding``: Lemma 4.1; ``pcg-alignment``: eq. 17, 18).
 
 - the trained AR(s) layers (s = 2, 3, 4; settings a-d and the asymmetric control) come
-  from the run store (claims/runs.py: ``ars_config``, ``trained``), shared by the claim files.
+  from the run store (claims/harness/runs.py: ``ars_config``, ``trained``), shared by the claim files.
 - :func:`moments_for` -- the population moments M, c, v of docs/math.md section 2.2:
   exact quadrature in settings a, b, c and the control; in setting d antithetic raw
   trajectories (:data:`D_TRAJECTORIES`, one draw shared by the three windows), whose
@@ -24,10 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from claims.basins import BasinSplit
-from claims.memo import memoized
-from claims.runs import WINDOWS, ars_run, trained
-from claims.seeds import rng_for, seed_for
+from claims.harness.basins import BasinSplit
+from claims.harness.memo import memoized
+from claims.harness.runs import WINDOWS, ars_run, trained
+from claims.harness.seeds import rng_for, seed_for
 from theory.mc_moments import trajectory_moments_windows
 from theory.optimum import StationaryPoint, match_point, nearest_stationary_point, population_optimum
 from theory.parity import canonical_gauge
@@ -50,7 +50,7 @@ POINT_SHARE_TOL = 1e-8
 @functools.lru_cache(maxsize=None)
 def _mc_moments(setting: str, m: int = D_TRAJECTORIES) -> dict:
     """The moments of a setting without quadrature (d) for every window, from one antithetic
-    draw (shared on disk between processes, claims/memo.py); the draw keeps the central
+    draw (shared on disk between processes, claims/harness/memo.py); the draw keeps the central
     symmetry A ~ -A by construction."""
     return memoized("d-moments", [setting, list(WINDOWS), m, seed_for("ars-moments", setting, m)],
                     ("theory.mc_moments",),
@@ -75,7 +75,7 @@ def moments_for(setting: str, s: int):
 
 
 def moments_key(mom) -> list:
-    """What identifies population moments as an input of a memo (claims/memo.py)."""
+    """What identifies population moments as an input of a memo (claims/harness/memo.py)."""
     return [mom.s, mom.M, mom.c, float(mom.v), mom.M_se, mom.c_se, float(mom.v_se), mom.method, int(mom.m),
             None if mom.batches is None else [np.asarray(x) for x in mom.batches]]
 
@@ -83,7 +83,7 @@ def moments_key(mom) -> list:
 @functools.lru_cache(maxsize=None)
 def optimum(setting: str, s: int, starts: int):
     """theory.optimum.population_optimum on :func:`moments_for`, seeded from the claim id
-    (shared on disk between processes, claims/memo.py)."""
+    (shared on disk between processes, claims/harness/memo.py)."""
     mom, seed, n = moments_for(setting, s), seed_for("banding", "optimum", setting, s), max(MIN_STARTS, starts)
     return memoized("optimum", [moments_key(mom), seed, n], ("theory.optimum",),
                     lambda: population_optimum(mom, seed, starts=n))

@@ -1,7 +1,7 @@
 """Shared pieces of the Kalman, depth and spectral-shift claims (docs/math.md section 7).
 
 - the trained stacks of attention layers (models/attention.py ``StackedAttention``) come
-  from the run store (claims/runs.py: ``depth_config``, ``shift_config``, ``trained``, with
+  from the run store (claims/harness/runs.py: ``depth_config``, ``shift_config``, ``trained``, with
   their protocol and the reasons for its learning rate).
 - :func:`heldout_systems` -- held-out systems *and* their sequences, so that the Kalman
   filter, which knows the system, can be run beside every in-context predictor.
@@ -19,15 +19,15 @@ import functools
 import numpy as np
 import torch
 
-from claims.runs import STACK_S, trained
-from claims.seeds import rng_for, seed_for
-from claims.stats import seed_fields
+from claims.harness.runs import STACK_S, trained
+from claims.harness.seeds import rng_for, seed_for
+from claims.harness.stats import seed_fields
 from models.attention import LinearSelfAttention
 from theory.optimum import population_optimum
 from theory.population import beta_from_weights, population_moments
 from theory.systems import LDSFamily
 
-#: the spectral-shift claim: stacks trained at radius claims.runs.TRAIN_RADIUS, tested at these radii
+#: the spectral-shift claim: stacks trained at radius claims.harness.runs.TRAIN_RADIUS, tested at these radii
 TEST_RADII = (0.9, 0.95, 1.0, 1.05)
 
 

@@ -43,8 +43,8 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from claims._ar1 import kappa_for
-from claims.seeds import claim_settings, rng_for, seed_for
-from claims.stats import bootstrap_fields
+from claims.harness.seeds import claim_settings, rng_for, seed_for
+from claims.harness.stats import bootstrap_fields
 from theory.kappa import exact_routes, kappa, kappa_mc_trajectories
 from theory.kappa_exact import kappa_exact_a
 from theory.systems import LDSFamily

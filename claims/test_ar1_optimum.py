@@ -39,11 +39,11 @@ from claims._ar1 import (
     kappa_for,
     moments_for,
 )
-from claims.fig_training import loss_curves
-from claims.known import known_params
-from claims.profiles import PAPER, QUICK
-from claims.seeds import rng_for
-from claims.runs import AR1_SETTINGS, ar1_run, trained
+from claims.reports.fig_training import loss_curves
+from claims.harness.known import known_params
+from claims.harness.profiles import PAPER, QUICK
+from claims.harness.seeds import rng_for
+from claims.harness.runs import AR1_SETTINGS, ar1_run, trained
 from theory.ar import ar1_optimal_weights
 from theory.kappa import family_variances
 from theory.kappa_exact import kappa_exact_a, kappa_moments_quadrature
@@ -297,7 +297,7 @@ def _trained_summary(setting, profile):
         "family_per_seed": [c["family"] for c in co],
         "population_loss_theta_star": L_star, "rel_excess_population_loss_per_seed": excess,
         "moments": mom.method,
-        # for the report's figures (claims/fig_training.py): every run's raw weights (the
+        # for the report's figures (claims/reports/fig_training.py): every run's raw weights (the
         # paper's Fig. 1) and its training-loss curve, block means of HISTORY_POINTS points
         "W_V_per_seed": [np.asarray(r.W_V).tolist() for r in runs],
         "W_QK_per_seed": [np.asarray(r.W_QK).tolist() for r in runs],
@@ -315,7 +315,7 @@ def test_trained_layer_reaches_kappa(claim, profile, setting):
     settings a-c, holds or fails at |x| <= 1 %; in setting d kappa itself is a Monte Carlo
     reference (details: kappa_stderr), an error every run shares, so a run there holds or
     fails only when x +- 1.96 SE clears the tolerance.  The check: the share of runs that
-    hold, with its Clopper-Pearson interval, against 1/2 (:mod:`claims.shares`).
+    hold, with its Clopper-Pearson interval, against 1/2 (:mod:`claims.harness.shares`).
     """
     kappa, co, details = _trained_summary(setting, profile)
     families = sorted({c["family"] for c in co})

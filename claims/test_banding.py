@@ -44,11 +44,11 @@ from hypothesis import given, strategies as st
 from scipy import stats as scistats
 
 from claims import _ars
-from claims.fig_training import loss_curves
-from claims.known import known_params
-from claims.profiles import PAPER, QUICK
-from claims.seeds import claim_settings, rng_for, seed_for
-from claims.runs import ARS_SETTINGS, WINDOWS, ars_run, trained
+from claims.reports.fig_training import loss_curves
+from claims.harness.known import known_params
+from claims.harness.profiles import PAPER, QUICK
+from claims.harness.seeds import claim_settings, rng_for, seed_for
+from claims.harness.runs import ARS_SETTINGS, WINDOWS, ars_run, trained
 from theory.optimum import population_optimum
 from theory.parity import (
     CLASSES,
@@ -389,7 +389,7 @@ def _trained_cells(settings) -> list:
     return [(st, s) for st in settings for s in WINDOWS]
 
 
-# Trained checks that do not reproduce are listed by check_id in claims/known.py (the one
+# Trained checks that do not reproduce are listed by check_id in claims/harness/known.py (the one
 # registry; their numbers are rendered from the published runs).
 
 

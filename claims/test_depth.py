@@ -70,7 +70,7 @@ prediction from the whole past (theory.stationary.simulate_with_filter).
 
 **Trained stacks** (the paper profile; what training finds, a different question from the
 theorem's, reported as such): stacks of depth 1, 2, 4 at T = 10 ... 80 trained on the
-construction's eigenvalue law (lambda ~ U[-0.9, 0.9], x_0 ~ N(0, I); claims/runs.py: each
+construction's eigenvalue law (lambda ~ U[-0.9, 0.9], x_0 ~ N(0, I); claims/harness/runs.py: each
 depth at its own learning rate, chosen on the held-out median squared error, docs/notes.md), each reported
 against the construction at the same depth and at L(T), the one-layer population optimum
 of the same law and T (exact quadrature moments), least squares and the best AR(2) of
@@ -90,10 +90,10 @@ from hypothesis import example, given, strategies as st
 from scipy import stats as scistats
 
 from claims import _lds
-from claims.runs import DEPTH_T, DEPTHS, STACK_S, STACK_SEEDS, depth_run, trained
-from claims.basins import clopper_pearson
-from claims.seeds import claim_settings, rng_for, seed_for
-from claims.stats import ratio_stderr, seed_fields
+from claims.harness.runs import DEPTH_T, DEPTHS, STACK_S, STACK_SEEDS, depth_run, trained
+from claims.harness.basins import clopper_pearson
+from claims.harness.seeds import claim_settings, rng_for, seed_for
+from claims.harness.stats import ratio_stderr, seed_fields
 from models.construction import construction_prediction
 from theory.ar import context_stats, ols_ar, predict_ar, query_features
 from theory.construction import richardson_prediction
@@ -572,7 +572,7 @@ def test_training_loss_tails(claim, profile, layers):
 @functools.lru_cache(maxsize=None)
 def _grid(profile) -> dict:
     """Per T, on held-out sequences of the trained stacks' law (setting a, radius 0.9,
-    x_0 ~ N(0, I), claims/runs.py): the squared errors of every trained stack, of the
+    x_0 ~ N(0, I), claims/harness/runs.py): the squared errors of every trained stack, of the
     construction at the stacks' depths and at L(T), of the one-layer optimum, of least
     squares, of the best AR(2) of each system and of the Kalman filter."""
     out = {}

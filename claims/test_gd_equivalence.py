@@ -32,10 +32,10 @@ from claims._ar1 import (
     kappa_for,
 )
 from claims._lds import layer_prediction
-from claims.known import known_params
-from claims.seeds import claim_settings, rng_for
-from claims.runs import AR1_SETTINGS, ar1_run, trained
-from claims.stats import ratio_stderr
+from claims.harness.known import known_params
+from claims.harness.seeds import claim_settings, rng_for
+from claims.harness.runs import AR1_SETTINGS, ar1_run, trained
+from claims.harness.stats import ratio_stderr
 from theory.ar import ar1_optimal_weights, gd, predict_ar
 from theory.kappa_exact import kappa_exact_a
 from theory.systems import LDSFamily
@@ -144,7 +144,7 @@ def _heldout_comparison(setting: str, profile) -> dict:
 
 def _rms_ratio_stderr(sq_gap, sq_centred, gap) -> float:
     """Held-out standard error of gap = sqrt(mean(sq_gap) / mean(sq_centred)): the
-    delta-method error of the ratio of means (:func:`claims.stats.ratio_stderr`, paired: one
+    delta-method error of the ratio of means (:func:`claims.harness.stats.ratio_stderr`, paired: one
     set of sequences) through the square root, se(gap) = se(gap^2) / (2 gap)."""
     if gap == 0:
         return 0.0

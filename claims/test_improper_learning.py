@@ -6,7 +6,7 @@ L = A - K_g c^T, so the best AR(s) predictor approaches the filter with an exces
 order rho(L)^(2s) -- the reason the paper can study AR(s) windows at all.
 
 Contract.  Checked exactly, without Monte Carlo, on systems drawn from a seeded generator
-(claims.seeds.rng_for, one stream per d and setting; not hypothesis), stratified by the
+(claims.harness.seeds.rng_for, one stream per d and setting; not hypothesis), stratified by the
 state dimension d = 1, 2, 3, 5 (5: the paper's), ``profile.improper_systems`` systems per d
 (a quarter from each of settings a-d), each started from its stationary law (so y is a
 stationary process, the filter is in its steady state and no x_0 transient mixes with the
@@ -28,7 +28,7 @@ decay), with the optimal predictor reading T - 1 = 159 observations:
   ``rate-share`` is the share of systems that match, with its Clopper-Pearson 95 % interval,
   against the target share 0.9 (ours; docs/settings.md, "Tolerances"): it holds when the
   interval's lower end is at least 0.9, fails when its upper end is below, and is
-  inconclusive otherwise -- the rule of the project's per-run shares (claims.shares).
+  inconclusive otherwise -- the rule of the project's per-run shares (claims.harness.shares).
   Systems with fewer than 2 pairs in the range (the excess leaves it within 2 windows, or
   stays above 1e-3 up to s = 40) are counted apart, not in the share.  Each system that
   misses is listed with what applies: the slope follows another product mode |mu_i mu_j| of
@@ -70,9 +70,9 @@ import functools
 import numpy as np
 import pytest
 
-from claims.basins import clopper_pearson
-from claims.known import known_params
-from claims.seeds import rng_for
+from claims.harness.basins import clopper_pearson
+from claims.harness.known import known_params
+from claims.harness.seeds import rng_for
 from theory.ar import ols_ar, predict_ar
 from theory.stationary import paired_rate, stationary_ar_excess, window_rate
 from theory.kalman import ar_population_predictor, kalman_predict, steady_state

@@ -8,7 +8,7 @@ system, so the sequences are drawn with their systems), every predictor's MSE is
 by the Kalman filter's on the same sequences:
 
 - the trained single layers (s = 1 from the AR(1) claims, s = 2, 3, 4 from the AR(s)
-  claims; the ratio per run with its own held-out standard error, claims.stats.ratio_stderr)
+  claims; the ratio per run with its own held-out standard error, claims.harness.stats.ratio_stderr)
   -- each layer checked against "on par": a ratio of at most 1.05 (the project's
   tolerance: 5 % more squared error, about 2.5 % in RMSE), the check the share of runs that
   hold (docs/settings.md, "Verdicts by run"); no negative control (a layer that is not on
@@ -30,10 +30,10 @@ from hypothesis import given, strategies as st
 
 from claims import _ars, _lds
 from claims._lds import paired_ratio
-from claims.known import known_params
-from claims.seeds import claim_settings, rng_for
-from claims.runs import PARITY_SETTINGS as SETTINGS, PARITY_WINDOWS as WINDOWS, trained, trained_layer_run
-from claims.stats import ratio_stderr
+from claims.harness.known import known_params
+from claims.harness.seeds import claim_settings, rng_for
+from claims.harness.runs import PARITY_SETTINGS as SETTINGS, PARITY_WINDOWS as WINDOWS, trained, trained_layer_run
+from claims.harness.stats import ratio_stderr
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import ar_population_predictor, kalman_predict, optimal_mse
 from theory.n4sid import n4sid_predict
@@ -46,7 +46,7 @@ PARITY_TOL = 1.05      # MSE / MSE_Kalman at most this: "on par" (project's)
 EXACT_REL_TOL = 1e-10  # two float64 routes to the filter's error variance (project's)
 N4SID_SEQUENCES = 2000  # per setting in the quick profile (the bound); all in the paper profile
 # Trained layers that are not on par with the filter are listed by check_id in
-# claims/known.py (the one registry; the numbers are rendered from the published runs):
+# claims/harness/known.py (the one registry; the numbers are rendered from the published runs):
 # every setting and window, in both profiles -- in-context least squares AR(s) and the best
 # AR(s) predictor of the known system, reported beside them, come much closer.
 

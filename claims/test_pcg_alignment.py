@@ -40,10 +40,10 @@ from hypothesis import given, strategies as st
 
 from claims import _ars
 from claims._lds import layer_prediction
-from claims.known import known_params
-from claims.seeds import claim_settings, rng_for
-from claims.runs import PCG_S as S_PCG, ars_run, trained
-from claims.stats import mc_fields, seed_fields
+from claims.harness.known import known_params
+from claims.harness.seeds import claim_settings, rng_for
+from claims.harness.runs import PCG_S as S_PCG, ars_run, trained
+from claims.harness.stats import mc_fields, seed_fields
 from theory.alignment import alignment_cosines, eq17_terms
 from theory.ar import context_stats, gd, ols_ar, pcg, predict_ar, query_features
 from theory.population import beta_from_weights
@@ -62,7 +62,7 @@ CONTROL_LAYERS = 16
 Z_TOL = 4.0
 HIST_BINS = np.linspace(-1.0, 1.0, 21)
 
-# Checks that do not reproduce are listed by check_id in claims/known.py (the one registry).
+# Checks that do not reproduce are listed by check_id in claims/harness/known.py (the one registry).
 
 
 def _random_weights(rng, s, scale):

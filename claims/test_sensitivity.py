@@ -35,9 +35,9 @@ import numpy as np
 import pytest
 
 from claims._ar1 import coefficients, kappa_for, moments_for
-from claims.runs import (SENSITIVITY_SEEDS, SENSITIVITY_SETTINGS, SENSITIVITY_VARIANTS, ar1_config,
+from claims.harness.runs import (SENSITIVITY_SEEDS, SENSITIVITY_SETTINGS, SENSITIVITY_VARIANTS, ar1_config,
                          sensitivity_config, sensitivity_run, trained)
-from claims.stats import seed_fields
+from claims.harness.stats import seed_fields
 
 CLAIM = "training-sensitivity"
 REF = "training protocol (AdamW, clipping, warm-up + cosine)"
@@ -45,7 +45,7 @@ REF = "training protocol (AdamW, clipping, warm-up + cosine)"
 
 def _metrics(setting, profile, variant=None):
     """Per-seed coefficient errors, odd shares and cache keys of the AR(1) runs (the first
-    SENSITIVITY_SEEDS seeds), or of their copies with ``variant`` changed (claims/runs.py)."""
+    SENSITIVITY_SEEDS seeds), or of their copies with ``variant`` changed (claims/harness/runs.py)."""
     kappa = kappa_for(setting)["kappa"]
     mom = moments_for(setting)
     err, odd, keys = [], [], []

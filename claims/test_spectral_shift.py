@@ -7,7 +7,7 @@ operationalisation (the project's, labelled so; the tolerances are ours):
 * stacks of window s = 2, T = 30, setting a with lambda_i ~ U[-r, r] (LDSFamily ``radius``),
   depth L in ``Profile.shift_depths`` ((1,) quick, (1, 4) paper), trained at r = 0.9 (the
   stacks' law), at the wider r = 1.0 and, as the control, at the narrower r = 0.5 -- 3
-  seeds each, every other choice the stacks' protocol (claims/runs.py);
+  seeds each, every other choice the stacks' protocol (claims/harness/runs.py);
 * each run, least squares AR(2) in context, N4SID (the first 2000 sequences) and the
   Kalman filter of the true system are evaluated on the same 2e4 held-out sequences at
   test radii r in {0.9, 0.95, 1.0, 1.05}.
@@ -35,11 +35,11 @@ before they were measured (docs/settings.md, "Tolerances"):
    Without it a "gain" or "cost" could be one training run reaching its optimum and the
    other not: at the depth grid's learning rate the runs trained at r = 1.0 stopped well
    above theirs, which is why each depth and radius has its own, from a scan on held-out
-   errors (claims/runs.py, SHIFT_LR; docs/notes.md, "Stacks: learning rate per depth").
+   errors (claims/harness/runs.py, SHIFT_LR; docs/notes.md, "Stacks: learning rate per depth").
    Four-layer stacks have no exact optimum: their premise is that scan alone.
 1. **gain outside**: at r = 1.0 and 1.05, median error of the run trained at 0.9 over that
    of the run trained at 1.0 >= 1.05.  Null control: the run trained at 0.9 over its
-   re-training at 0.9 with other seeds (claims/runs.py, SHIFT_NULL_SEEDS), where there is
+   re-training at 0.9 with other seeds (claims/harness/runs.py, SHIFT_NULL_SEEDS), where there is
    no gain to find: it must fail in every pair (a null control that straddles the
    threshold is undecided, and fails its test).
 2. **cost inside** (the informative one): at r = 0.9, median error of the run trained at
@@ -65,11 +65,11 @@ import numpy as np
 import pytest
 
 from claims import _lds
-from claims.known import known_params
-from claims.runs import (SHIFT_DEPTHS, SHIFT_NULL_SEEDS, SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, config_for,
+from claims.harness.known import known_params
+from claims.harness.runs import (SHIFT_DEPTHS, SHIFT_NULL_SEEDS, SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, config_for,
                          shift_null_pair, shift_pair, shift_run, trained)
-from claims.seeds import rng_for
-from claims.stats import seed_fields
+from claims.harness.seeds import rng_for
+from claims.harness.stats import seed_fields
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import kalman_predict
 from theory.n4sid import n4sid_predict
@@ -79,7 +79,7 @@ REF = ("the second seed's advice (a blog summary of Cole et al., NeurIPS 2025), 
        "outside the training radius, widen the training range")
 REF_PREMISE = "ours: the premise of the gain and cost checks (each training radius's stacks trained to their optimum)"
 N4SID_SEQUENCES = 2000
-#: the wider training radius and the narrower control (claims/runs.py, SHIFT_RADII)
+#: the wider training radius and the narrower control (claims/harness/runs.py, SHIFT_RADII)
 WIDE, NARROW = max(SHIFT_RADII), min(SHIFT_RADII)
 #: test radii beyond the stacks' training radius where the wider training should pay
 OUTSIDE = (1.0, 1.05)

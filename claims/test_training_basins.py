@@ -41,12 +41,12 @@ import torch
 
 from claims import _ars
 from claims._lds import layer_prediction
-from claims.basins import clopper_pearson
-from claims.known import known_params
-from claims.memo import memoized
-from claims.runs import BASIN_SETTINGS as SETTINGS, WINDOWS, ars_config, ars_run, trained
-from claims.seeds import rng_for, seed_for
-from claims.stats import ratio_stderr
+from claims.harness.basins import clopper_pearson
+from claims.harness.known import known_params
+from claims.harness.memo import memoized
+from claims.harness.runs import BASIN_SETTINGS as SETTINGS, WINDOWS, ars_config, ars_run, trained
+from claims.harness.seeds import rng_for, seed_for
+from claims.harness.stats import ratio_stderr
 from models.attention import LinearSelfAttention
 from models.twins import initial_weights, law_weights, population_loss_torch, run_twins
 from theory.ar import token_matrix
@@ -249,7 +249,7 @@ def twins(setting, s, profile) -> dict:
     twins are independent lanes (tests/test_twins.py checks a batch against separate runs);
     a lane ends where it would alone up to rounding, which the batched reductions may do
     differently (the theta* twin's distance at s = 2, some 1e-14, moves within rounding when
-    it joins the batch).  The batch is shared on disk between processes (claims/memo.py), so
+    it joins the batch).  The batch is shared on disk between processes (claims/harness/memo.py), so
     the tests of a cell run it once."""
     _ars.require_trained_window(profile, s)
     cfg = ars_config(setting, s, 0, profile)
@@ -312,7 +312,7 @@ def test_noise_free_twins(claim, profile, setting, s):
 
 
 # theta* is not a resting point of the protocol's AdamW at s = 3, 4 (docs/math.md section
-# 5.8): those cells are listed by check_id in claims/known.py.
+# 5.8): those cells are listed by check_id in claims/harness/known.py.
 
 
 @pytest.mark.parametrize("setting, s", known_params(lambda st_, s: f"{CLAIM}/twin-stays-at-optimum/{st_}/s={s}",

@@ -8,7 +8,7 @@ checks), ``twins`` (noise-free twins: the protocol on the exact population loss)
 ``fingerprint`` (the training code's fingerprint in the cache key), ``cache`` (weights on
 disk by key), ``runtime`` (device and threads), ``kernels`` (the CPU kernels pinned for
 training), ``files`` (atomic writes).  The command line (``ldsicl``) sits above everything
-it calls, in claims/cli.py.
+it calls, in claims/cli/main.py.
 
 Importing the package pins torch's and MKL's CPU kernels (models/kernels.py) before any
 torch operation can run, where the environment does not choose them itself: the same

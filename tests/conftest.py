@@ -22,7 +22,7 @@ if _HERE not in sys.path:
 # for its report's figures, the modules it dropped came back as second copies, whose classes
 # the first ones' isinstance checks refuse ("Single argument to subplot must be a three-digit
 # integer, not GridSpec" in every later figure of that worker, so the HTML report lost its
-# figures).  The Agg backend first, as claims/figures.py chooses it.
+# figures).  The Agg backend first, as claims/reports/figures.py chooses it.
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")

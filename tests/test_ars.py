@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from claims._ars import BasinBook
-from claims.profiles import QUICK
+from claims.harness.profiles import QUICK
 from theory.optimum import StationaryPoint
 
 

@@ -1,6 +1,6 @@
-"""claims.basins: verdicts by basin (docs/settings.md, "Verdicts by basin").
+"""claims.harness.basins: verdicts by basin (docs/settings.md, "Verdicts by basin").
 
-Oracles: the seed rule itself (claims.stats.t_interval + interval_verdict) for runs in one
+Oracles: the seed rule itself (claims.harness.stats.t_interval + interval_verdict) for runs in one
 basin, the exact binomial interval of scipy, and hand-worked cases -- the three synthetic
 cases of the basins issue.
 """
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claims.basins import basin_verdicts, clopper_pearson, judge_by_basin
-from claims.stats import interval_verdict, t_interval
+from claims.harness.basins import basin_verdicts, clopper_pearson, judge_by_basin
+from claims.harness.stats import interval_verdict, t_interval
 
 PCG_B = [-0.10, -0.11, -0.12, -0.13, -0.14, -0.12, -0.11, -1.42]   # the issue's pcg b case (cos_1 - 0.93)
 
@@ -83,10 +83,10 @@ def test_bad_input():
 
 # ---------------------------------------------------------------------------- records judged by basin
 
-from claims.basins import BasinSplit, headline_basin, record_fields  # noqa: E402
-from claims.identity import RunRef  # noqa: E402
-from claims.records import Record, make_record  # noqa: E402
-from claims.stats import AFFORDABLE_SEEDS, widen_for_reference, seed_fields  # noqa: E402
+from claims.harness.basins import BasinSplit, headline_basin, record_fields  # noqa: E402
+from claims.harness.identity import RunRef  # noqa: E402
+from claims.harness.records import Record, make_record  # noqa: E402
+from claims.harness.stats import AFFORDABLE_SEEDS, widen_for_reference, seed_fields  # noqa: E402
 
 RUNS = [RunRef(f"ars/a/s=2/seed={i}", i) for i in range(8)]
 CHECK = dict(claim="demo", check="odd-share", label="odd share", paper_ref="Lemma 4.1", setting="a", s=2,

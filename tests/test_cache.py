@@ -142,7 +142,7 @@ def test_a_new_module_imported_by_the_trainer_changes_the_key(tmp_path, pristine
     assert _key(edited) != _key(pristine)
 
 
-@pytest.mark.parametrize("rel", ["claims/cli.py", "models/cache.py", "claims/_ar1.py", "theory/kappa.py"])
+@pytest.mark.parametrize("rel", ["claims/cli/main.py", "models/cache.py", "claims/_ar1.py", "theory/kappa.py"])
 def test_an_edit_outside_the_closure_keeps_the_key(tmp_path, pristine, rel):
     edited = _copy_tree(tmp_path)
     _edit_line(edited / rel, "from __future__ import annotations", "from __future__ import annotations\nX = 1")

@@ -1,4 +1,4 @@
-"""claims.cli: ``ldsicl kappa`` / ``ldsicl train`` / ``ldsicl cache`` in-process (main(argv)) and as a process."""
+"""claims.cli.main: ``ldsicl kappa`` / ``ldsicl train`` / ``ldsicl cache`` in-process (main(argv)) and as a process."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claims.cli import main
+from claims.cli.main import main
 from models.config import TrainConfig
 from models.result import TrainResult
 
@@ -22,9 +22,9 @@ KAPPA_ARGS = ["kappa", "--setting", "a", "--T", "30", "--d", "5", "--sigma-w", "
 
 
 def _run(*args, timeout=120):
-    """``python -m claims.cli ARGS`` in a process group killed if it runs over ``timeout``."""
+    """``python -m claims.cli.main ARGS`` in a process group killed if it runs over ``timeout``."""
     from _procs import clean_env, run_bounded
-    return run_bounded([sys.executable, "-m", "claims.cli", *args], timeout=timeout, cwd=REPO,
+    return run_bounded([sys.executable, "-m", "claims.cli.main", *args], timeout=timeout, cwd=REPO,
                        env=clean_env(REPO, OMP_NUM_THREADS="1"))
 
 
@@ -303,7 +303,7 @@ def test_optimum_text_and_setting_d(capsys):
 def test_a_closed_pipe_ends_quietly():
     """``ldsicl ... | head -c 1``: no BrokenPipeError traceback, exit status 0."""
     from _procs import clean_env, run_bounded
-    proc = run_bounded(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m claims.cli --help | head -c 1"],
+    proc = run_bounded(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m claims.cli.main --help | head -c 1"],
                        timeout=60, cwd=REPO, env=clean_env(REPO))
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and proc.stderr == ""
 

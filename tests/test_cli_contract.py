@@ -1,4 +1,4 @@
-"""claims.cli: the documented contract of ``ldsicl`` beyond tests/test_cli.py, in process.
+"""claims.cli.main: the documented contract of ``ldsicl`` beyond tests/test_cli.py, in process.
 
 Added for mutants that survived tests/test_cli.py (docs/mutation.md): the defaults and
 help texts of the parser, the exact route taken by the aliases, the JSON fields of the
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from claims.cli import build_parser, main
+from claims.cli.main import build_parser, main
 from models.config import TrainConfig
 from theory.kappa_exact import kappa_moments_exact_a
 
@@ -139,7 +139,7 @@ def test_a_long_exact_computation_is_announced_before_it_starts(argv, warned, mo
     """Where the exact rational route would take long (theory.kappa.exact_seconds over 10 s),
     a warning naming the quicker quadrature goes to stderr before the work starts (the work
     itself is stubbed out here)."""
-    import claims.commands as commands
+    import claims.cli.commands as commands
 
     def stop(*a, **k):
         raise ValueError("stopped before the work")

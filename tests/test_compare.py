@@ -1,4 +1,4 @@
-"""Tests of ``python -m claims.compare`` (claims/compare.py) on small synthetic reports."""
+"""Tests of ``python -m claims.reports.compare`` (claims/reports/compare.py) on small synthetic reports."""
 from __future__ import annotations
 
 import copy
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from _procs import clean_env, run_bounded
 
-from claims.compare import compare_reports, format_comparison, function_name, main
-from claims.profiles import QUICK
-from claims.records import make_record
-from claims.report import report_payload
-from claims.stats import seed_fields
+from claims.reports.compare import compare_reports, format_comparison, function_name, main
+from claims.harness.profiles import QUICK
+from claims.harness.records import make_record
+from claims.reports.report import report_payload
+from claims.harness.stats import seed_fields
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -202,13 +202,13 @@ def test_module_runs_as_a_script(tmp_path):
     before = _report()
     b = _write(tmp_path, "before.json", before)
     a = _write(tmp_path, "after.json", _after(before))
-    proc = run_bounded([sys.executable, "-m", "claims.compare", b, a], env=clean_env(REPO),
+    proc = run_bounded([sys.executable, "-m", "claims.reports.compare", b, a], env=clean_env(REPO),
                        timeout=120)
     assert proc.returncode == 0 and "RESULT: MATCH" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_verdict_comparison_ignores_numbers_but_not_conclusions(tmp_path):
-    from claims.compare import compare_verdicts
+    from claims.reports.compare import compare_verdicts
     a = {"records": [dict(check_id="c/m/a", claim="c", label="m", test="t.py::f[a]", measured=0.1,
                           verdict="holds", expect="holds", kind="check", outcome="passed")]}
     b = {"records": [dict(a["records"][0], measured=0.2)]}
@@ -240,25 +240,25 @@ def test_reworded_labels_keep_the_verdicts(tmp_path):
 
 
 def test_a_key_on_one_side_only_is_shown_as_missing_on_the_other():
-    from claims.compare import _Diff
+    from claims.reports.compare import _Diff
     d = _Diff(rtol=1e-9, ignore=frozenset({"skip"}))
     d.values({"a": 1.0, "only_before": 2, "skip": 1}, {"a": 1.0, "only_after": [3], "skip": 2}, "rec")
     assert d.differ == [("rec.only_after", "<missing>", [3]), ("rec.only_before", 2, "<missing>")]
 
 
 def test_long_values_are_cut_to_120_characters_with_an_ellipsis():
-    from claims.compare import _short
+    from claims.reports.compare import _short
     assert _short("x" * 10) == repr("x" * 10)
     cut = _short("y" * 500)
     assert len(cut) == 120 and cut == repr("y" * 500)[:117] + "..."
 
 
 def test_a_schema3_report_is_read_as_the_current_schema():
-    """compare.current maps a schema 3 report through claims.legacy (the published runs of
+    """compare.current maps a schema 3 report through claims.reports.legacy (the published runs of
     that schema can be compared with today's); a current report is only checked."""
-    from claims.compare import current
-    from claims.legacy import LEGACY_SCHEMA
-    from claims.report import SCHEMA
+    from claims.reports.compare import current
+    from claims.reports.legacy import LEGACY_SCHEMA
+    from claims.reports.report import SCHEMA
     old = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))[:3]
     data = current({"schema": LEGACY_SCHEMA, "profile": {"name": "quick"}, "records": [e["record"] for e in old]},
                    "old.json")

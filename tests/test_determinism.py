@@ -1,10 +1,10 @@
 """Claims runs are reproducible: the same records serially, under pytest-xdist and with CI set.
 
 A tiny claim file using the real plugin (loaded as the repository's root conftest.py does)
-draws hypothesis examples through ``claims.seeds.claim_settings``, builds Student-t and
+draws hypothesis examples through ``claims.harness.seeds.claim_settings``, builds Student-t and
 Monte Carlo intervals from named seeds and writes a reported row.  It is run in
 subprocesses -- twice serially (once with the environment variable CI set, once without)
-and once with ``-n 2`` -- and ``python -m claims.compare`` must find the reports identical
+and once with ``-n 2`` -- and ``python -m claims.reports.compare`` must find the reports identical
 (timestamps and node ids aside; the records carry no timings).  Control: two runs with
 ``--claims-random`` draw different examples, and the same comparison tells them apart.
 Every subprocess is bounded and killed with its process group when it runs over
@@ -30,8 +30,8 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from claims.seeds import claim_settings, rng_for
-from claims.stats import mc_fields, seed_fields
+from claims.harness.seeds import claim_settings, rng_for
+from claims.harness.stats import mc_fields, seed_fields
 
 
 def test_draws(claim, profile):
@@ -73,7 +73,7 @@ def test_table(claim):
 def tiny(tmp_path_factory):
     d = tmp_path_factory.mktemp("tiny")
     (d / "pytest.ini").write_text("[pytest]\naddopts = -p no:cacheprovider\n")
-    (d / "conftest.py").write_text('pytest_plugins = ["claims.plugin"]\n')
+    (d / "conftest.py").write_text('pytest_plugins = ["claims.harness.plugin"]\n')
     (d / "test_tiny.py").write_text(TINY)
     return d
 
@@ -89,7 +89,7 @@ def _run(tiny: Path, name: str, *args, ci=None) -> Path:
 
 
 def _compare(a: Path, b: Path):
-    return run_bounded([PYTHON, "-m", "claims.compare", str(a), str(b)], timeout=120,
+    return run_bounded([PYTHON, "-m", "claims.reports.compare", str(a), str(b)], timeout=120,
                        cwd=REPO, env=clean_env(REPO))
 
 
@@ -117,7 +117,7 @@ def test_serial_xdist_and_ci_runs_write_identical_records(tiny, tmp_path):
         'label=f"', 'label=f"reworded: '))
     assert (reworded / "test_tiny.py").read_text().count('label="reworded: ') == 4
     other = _run(reworded, "serial")
-    res = run_bounded([PYTHON, "-m", "claims.compare", "--verdicts", str(serial), str(other)],
+    res = run_bounded([PYTHON, "-m", "claims.reports.compare", "--verdicts", str(serial), str(other)],
                       timeout=120, cwd=REPO, env=clean_env(REPO))
     assert res.returncode == 0 and "RESULT: SAME VERDICTS" in res.stdout, res.stdout + res.stderr
     res = _compare(serial, other)
@@ -192,8 +192,8 @@ import sys
 if sys.argv[1] == "extra":
     import theory.n4sid, theory.stationary, models.twins      # project modules the rest leaves out
 from hypothesis import given, settings, strategies as st
-from claims.profiles import get_profile
-from claims.seeds import claim_settings
+from claims.harness.profiles import get_profile
+from claims.harness.seeds import claim_settings
 drawn = []
 deco = (claim_settings(get_profile("paper")) if sys.argv[2] == "claim"      # 200 examples
         else settings(max_examples=100, derandomize=True, deadline=None, database=None))
@@ -215,7 +215,7 @@ def _draws(tmp_path, context: str, mode: str) -> str:
 
 
 def test_claim_draws_do_not_depend_on_the_modules_imported_before(tmp_path):
-    """claims.seeds.claim_settings draws the same examples whether or not other project
+    """claims.harness.seeds.claim_settings draws the same examples whether or not other project
     modules were imported first (it imports them all: import_every_module).  Control: plain
     derandomised hypothesis settings do depend on it in this hypothesis (it draws constants
     from the local modules imported so far) -- the context the claims' draws were exposed to."""

@@ -1,4 +1,4 @@
-"""claims/fig_training.py: the AR(1) weight figure (the paper's Fig. 1) and the training-loss
+"""claims/reports/fig_training.py: the AR(1) weight figure (the paper's Fig. 1) and the training-loss
 figure, checked on synthetic records by their artists' contents, and the pieces they use
 against independent computations (the layer's own forward pass for the gauge)."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from claims import fig_training as ft  # noqa: E402
-from claims.figures import claim_of, render_figures  # noqa: E402
+from claims.reports import fig_training as ft  # noqa: E402
+from claims.reports.figures import claim_of, render_figures  # noqa: E402
 from models.attention import LinearSelfAttention  # noqa: E402
 from theory.ar import ar1_optimal_weights  # noqa: E402
 from _figkeep import Keep as _Keep  # noqa: E402

@@ -1,13 +1,13 @@
-"""claims.figures and the report writer: figures drawn from records alone, linked from claims.md."""
+"""claims.reports.figures and the report writer: figures drawn from records alone, linked from claims.md."""
 from __future__ import annotations
 
 import json
 
 import numpy as np
 
-from claims.figures import render_figures
-from claims.records import make_record
-from claims.report import write_reports
+from claims.reports.figures import render_figures
+from claims.harness.records import make_record
+from claims.reports.report import write_reports
 from theory.parity import class_masks
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -80,21 +80,21 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as _plt  # noqa: E402
 import pytest  # noqa: E402
 
-from claims import figures  # noqa: E402
+from claims.reports import figures  # noqa: E402
 from _figkeep import Keep as _Keep  # noqa: E402
 
 
 def _trained(check, setting, values, tol, comparator, verdict=None, basins=None):
-    """A trained check as claims.records builds it: per-seed values, or runs judged by basin."""
-    from claims.basins import BasinSplit
-    from claims.identity import RunRef
+    """A trained check as claims.harness.records builds it: per-seed values, or runs judged by basin."""
+    from claims.harness.basins import BasinSplit
+    from claims.harness.identity import RunRef
     runs = [RunRef(f"ars/{setting}/s=2/seed={i}", i) for i in range(len(values))]
     kw = dict(claim="demo", check=check, paper_ref="ref", label="a long label of what was measured",
               setting=setting, s=2, tolerance=tol, comparator=comparator, tolerance_source="project")
     if basins:
         return make_record(**kw, runs=runs, run_values=values,
                            basins=BasinSplit(basins, tuple(dict.fromkeys(basins)))).to_dict()
-    from claims.stats import seed_fields
+    from claims.harness.stats import seed_fields
     return make_record(**kw, runs=runs, **seed_fields(values)).to_dict()
 
 
@@ -148,8 +148,8 @@ def test_cosine_figure_draws_each_seed_and_the_papers_number_read_from_the_recor
     per_seed = [{"cos_1": hist(k), "cos_2": hist(k), "cos_3": hist(k)} for k in range(3)]
     d = {"per_seed": per_seed, "optimum": per_seed[0], "basin_per_seed": ["opt", "far", "opt"]}
     cos = _rec("cos_1-mean", "a", 4, d, claim="pcg-alignment")
-    from claims.basins import BasinSplit
-    from claims.identity import RunRef
+    from claims.harness.basins import BasinSplit
+    from claims.harness.identity import RunRef
     trained = make_record(claim="pcg-alignment", check="trained-cos1", paper_ref="r", label="m", setting="a", s=4,
                           runs=[RunRef(f"ars/a/s=4/seed={k}", k) for k in range(3)],
                           run_values=[0.5 + 0.1 * k - 0.88 for k in range(3)], tolerance=0.05,

@@ -1,4 +1,4 @@
-"""claims/findings.py: a statement's outcome from its headline checks' verdicts, its key
+"""claims/reports/findings.py: a statement's outcome from its headline checks' verdicts, its key
 number, and the rendered table, on synthetic reports (every rule of the module's table)."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from claims.findings import OUTCOMES, anchor, findings, outcome, render_findings, summary_line
-from claims.headlines import HEADLINES
+from claims.reports.findings import OUTCOMES, anchor, findings, outcome, render_findings, summary_line
+from claims.harness.headlines import HEADLINES
 
 VERDICTS = ("holds", "fails", "mixed", "inconclusive")
 

@@ -32,9 +32,9 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from claims.profiles import Profile
+from claims.harness.profiles import Profile
 from models.attention import LinearSelfAttention
-from claims.cli import main
+from claims.cli.main import main
 from models.config import TrainConfig
 from models.fingerprint import Fingerprint
 from models.sampler import TorchLDSSampler

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 import torch
 
-from claims.report import environment
+from claims.reports.report import environment
 from models.config import TrainConfig
 from models.trainer import train
 

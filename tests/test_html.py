@@ -1,4 +1,4 @@
-"""The HTML report (claims/html.py) of a published run: well-formed, every image and link
+"""The HTML report (claims/reports/html.py) of a published run: well-formed, every image and link
 resolves, the provenance, findings and one section per claim are on the page, and a real
 browser loads it (headless Chromium through chromedriver's W3C WebDriver protocol, spoken
 with the standard library): every image has a non-zero natural size, the console shows no
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from claims.compare import load_report
-from claims.findings import anchor
-from claims.report import _inconclusive, _md, provenance, render_report
+from claims.reports.compare import load_report
+from claims.reports.findings import anchor
+from claims.reports.report import _inconclusive, _md, provenance, render_report
 
 ROOT = Path(__file__).resolve().parents[1]
 VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "source", "wbr"}

@@ -1,6 +1,6 @@
-"""Record identity (claims/records.py ``check_id``, ``Coords``, ``RunEntry``), the headline
-registry (claims/headlines.py), the schema 3 mapping (claims/legacy.py) and the rule that
-no reader parses label text (claims/figures.py, compare.py, readme.py, report.py)."""
+"""Record identity (claims/harness/records.py ``check_id``, ``Coords``, ``RunEntry``), the headline
+registry (claims/harness/headlines.py), the schema 3 mapping (claims/reports/legacy.py) and the rule that
+no reader parses label text (claims/reports/figures.py, compare.py, readme.py, report.py)."""
 from __future__ import annotations
 
 import ast
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from claims.headlines import HEADLINES, WITHOUT_HEADLINE, headline_ids
-from claims.legacy import upgrade_record
-from claims.identity import Coords, RunEntry, RunRef, check_id, per_run_extras
-from claims.records import ClaimRecord, ClaimRecorder, duplicate_ids, make_record
-from claims.profiles import PROFILES, QUICK, get_profile
-from claims.runs import ar1_run
-from claims.stats import seed_fields
+from claims.harness.headlines import HEADLINES, WITHOUT_HEADLINE, headline_ids
+from claims.reports.legacy import upgrade_record
+from claims.harness.identity import Coords, RunEntry, RunRef, check_id, per_run_extras
+from claims.harness.records import ClaimRecord, ClaimRecorder, duplicate_ids, make_record
+from claims.harness.profiles import PROFILES, QUICK, get_profile
+from claims.harness.runs import ar1_run
+from claims.harness.stats import seed_fields
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"
@@ -152,7 +152,7 @@ def test_one_test_cannot_record_one_check_id_twice():
 
 
 def test_two_tests_claiming_one_check_id_fail_the_session(pytester):
-    pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')
+    pytester.makeconftest('pytest_plugins = ["claims.harness.plugin"]\n')
     pytester.makepyfile(test_dup='''
 def _rec(claim, label):
     claim.record(claim="c", check="k", setting="a", paper_ref="p", label=label, measured=0.5,
@@ -289,7 +289,7 @@ def test_every_headline_is_a_positive_check_of_both_published_runs(name):
 
 # ---------------------------------------------------------------------------- schema 3
 
-#: one schema 3 record per rule of claims/legacy.py and per record of its test (from the
+#: one schema 3 record per rule of claims/reports/legacy.py and per record of its test (from the
 #: published quick run of schema 3, details cut to their per-seed lists) with the check_id
 #: the current claims give the same check, read off a fresh run of the current claims (not
 #: computed by the mapping); the training-sensitivity records (paper profile only) come from
@@ -384,7 +384,7 @@ def test_schema3_records_map_to_the_ids_the_current_claims_record():
 
 # ---------------------------------------------------------------------------- no label parsing
 
-READERS = ("claims/figures.py", "claims/compare.py", "claims/readme.py", "claims/report.py")
+READERS = ("claims/reports/figures.py", "claims/reports/compare.py", "claims/reports/readme.py", "claims/reports/report.py")
 _STRING_METHODS = {"split", "rsplit", "partition", "rpartition", "startswith", "endswith", "find",
                    "rfind", "index", "rindex"}
 #: string pieces that only a parse of label or coordinate text would look for

@@ -19,8 +19,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from claims.basins import clopper_pearson
-from claims.records import make_record
+from claims.harness.basins import clopper_pearson
+from claims.harness.records import make_record
 from theory.stationary import (excess_from_autocovariances, paired_log_excess, paired_rate, stationary_ar_excess,
                              window_rate)
 from theory.kalman import ar_population_predictor, optimal_mse

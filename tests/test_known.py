@@ -1,4 +1,4 @@
-"""The registry of known non-reproductions (claims/known.py) against the published runs:
+"""The registry of known non-reproductions (claims/harness/known.py) against the published runs:
 every listed check fails there, every check that fails there (and is expected to hold) is
 listed, and the xfail reasons carry the published numbers, not numbers typed by hand."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from claims.display import format_value
-from claims.known import KNOWN_FAILURES, known_params, reason
+from claims.harness.display import format_value
+from claims.harness.known import KNOWN_FAILURES, known_params, reason
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def test_known_params_marks_only_listed_checks():
 
 
 def test_the_published_phrase_without_an_interval(monkeypatch):
-    import claims.known as known
+    import claims.harness.known as known
     rec = {"measured": 1.25, "interval": None, "comparator": "<=", "tolerance": 1.05,
            "tolerance_source": "project", "verdict": "fails"}
     monkeypatch.setattr(known, "_published", lambda profile: {"x/y": rec})

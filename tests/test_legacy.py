@@ -1,4 +1,4 @@
-"""``python -m claims.legacy``: schema 3 reports rewritten in place as schema 4.
+"""``python -m claims.reports.legacy``: schema 3 reports rewritten in place as schema 4.
 
 Oracle: the schema 3 records kept in tests/data/schema3_records.json, each beside the
 ``check_id`` the current claims record for it (tests/test_identity.py checks the mapping
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from claims.legacy import LEGACY_SCHEMA, main, upgrade_record
-from claims.report import SCHEMA
+from claims.reports.legacy import LEGACY_SCHEMA, main, upgrade_record
+from claims.reports.report import SCHEMA
 
 SCHEMA3 = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))
 
@@ -43,7 +43,7 @@ def test_main_reports_an_unreadable_file_and_keeps_it(tmp_path, capsys):
     assert main([str(path)]) == 2
     assert path.read_text(encoding="utf-8") == "{not json"
     err = capsys.readouterr().err
-    assert err.startswith(f"claims.legacy: {path}:") and err.count("\n") == 1
+    assert err.startswith(f"claims.reports.legacy: {path}:") and err.count("\n") == 1
 
 
 def test_a_record_no_rule_knows_is_refused_naming_claim_test_and_label():

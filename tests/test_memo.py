@@ -1,4 +1,4 @@
-"""claims/memo.py: a value is computed once per key and served from disk after; the key
+"""claims/harness/memo.py: a value is computed once per key and served from disk after; the key
 moves with every input and with the code; a corrupt file or an unwritable folder never
 serves a wrong value."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from claims import memo
+from claims.harness import memo
 
 
 @pytest.fixture

@@ -183,7 +183,7 @@ def test_mutant_names_map_to_their_functions():
     """mutmut's names: ``x_`` + a function's name, ``xǁClassǁmethod`` for a method."""
     sample = _sample_module()
     assert sample._target("theory.kappa.x_kappa__mutmut_3") == ("theory/kappa.py", ["kappa"])
-    assert sample._target("claims.figures.x__seed_panel__mutmut_295") == ("claims/figures.py", ["_seed_panel"])
+    assert sample._target("claims.reports.figures.x__seed_panel__mutmut_295") == ("claims/reports/figures.py", ["_seed_panel"])
     assert sample._target("theory.mc_moments.xǁ_Accumulatorǁ__init____mutmut_23") == (
         "theory/mc_moments.py", ["_Accumulator", "__init__"])
     with pytest.raises(ValueError, match="not a mutmut mutant name"):

@@ -1,6 +1,6 @@
-"""claims/plugin.py: the pytest plugin, run on a throwaway project with ``pytester`` that
+"""claims/harness/plugin.py: the pytest plugin, run on a throwaway project with ``pytester`` that
 loads the real plugin as the repository's root conftest.py does (``pytest_plugins =
-["claims.plugin"]``, or ``-p claims.plugin``), serially and with ``-n 2``; the table and
+["claims.harness.plugin"]``, or ``-p claims.harness.plugin``), serially and with ``-n 2``; the table and
 the report files it produces; its options; known non-reproductions per profile; one test
 runs pytest from the repository root with ``--profile`` before the path.  (Its scheduling:
 tests/test_plugin_scheduling.py.)"""
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from _procs import clean_env, run_bounded
 
-from claims.seeds import seed_for
+from claims.harness.seeds import seed_for
 
 pytest_plugins = ["pytester"]
 
@@ -32,7 +32,7 @@ DEMO = '''
 import numpy as np
 import pytest
 
-from claims.seeds import seed_for
+from claims.harness.seeds import seed_for
 
 
 def test_holds(claim):
@@ -107,7 +107,7 @@ def test_plain(profile):
 
 
 def test_inconclusive(claim):
-    from claims.stats import seed_fields
+    from claims.harness.stats import seed_fields
     rec = claim.record(claim="epsilon", paper_ref="eq. 6", setting="a", check="k34", label="signed err",
                        **seed_fields([0.002, 0.012, -0.008]), tolerance=0.01,
                        comparator="abs<=", tolerance_source="project")
@@ -152,7 +152,7 @@ def project(pytester, monkeypatch):
                      "xfail_strict = true\nfilterwarnings =\n    error\n"
                      # as pyproject.toml: pytest-benchmark's notice under xdist is not an error
                      "    ignore:Benchmarks are automatically disabled because xdist plugin is active\n")
-    pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')  # as the root conftest.py
+    pytester.makeconftest('pytest_plugins = ["claims.harness.plugin"]\n')  # as the root conftest.py
     pytester.makepyfile(test_demo=DEMO)
     return pytester
 
@@ -276,7 +276,7 @@ def test_plugin_options(project):
 RUNOPTS_DEMO = """
 import pytest
 
-from claims.seeds import claim_settings
+from claims.harness.seeds import claim_settings
 
 
 @pytest.mark.parametrize("i", range(4))
@@ -294,7 +294,7 @@ def opts_project(pytester, monkeypatch):
         [str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
-    pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')
+    pytester.makeconftest('pytest_plugins = ["claims.harness.plugin"]\n')
     pytester.makepyfile(test_opts=RUNOPTS_DEMO)
     return pytester
 
@@ -331,7 +331,7 @@ def test_retrain_option_hands_the_start_time_to_every_worker(opts_project):
 
 def test_plugin_silent_without_records(pytester):
     pytester.makepyfile("def test_a(profile):\n    assert profile.name == 'paper'\n")
-    result = pytester.runpytest("-p", "claims.plugin", "--profile", "paper")
+    result = pytester.runpytest("-p", "claims.harness.plugin", "--profile", "paper")
     result.assert_outcomes(passed=1)
     assert "claims (profile" not in result.stdout.str()
     assert not (pytester.path / "reports").exists()
@@ -344,9 +344,9 @@ PLUGIN_HELP = Path(__file__).parent / "data" / "plugin_help.txt"
 
 
 def plugin_help(pytester) -> str:
-    """The section of ``pytest -p claims.plugin --help`` that the plugin adds, from its
+    """The section of ``pytest -p claims.harness.plugin --help`` that the plugin adds, from its
     heading to the next heading, whitespace collapsed to single spaces."""
-    lines = pytester.runpytest_inprocess("-p", "claims.plugin", "--help").outlines
+    lines = pytester.runpytest_inprocess("-p", "claims.harness.plugin", "--help").outlines
     start = next(i for i, ln in enumerate(lines) if ln.startswith("claim harness"))
     end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace()), len(lines))
     return " ".join(" ".join(lines[start:end]).split())
@@ -361,7 +361,7 @@ def test_the_plugins_options_read_as_reviewed(pytester):
 
 KNOWN_DEMO = """
 import pytest
-from claims import known
+from claims.harness import known
 
 known.KNOWN_FAILURES["demo/one/b"] = {"quick": "fails", "paper": "fails"}
 known.KNOWN_FAILURES["demo/two/c/s=2"] = {"paper": "fails with 8 seeds"}
@@ -381,13 +381,13 @@ def test_two(setting, s):
 def test_known_params_marks_per_profile(pytester, monkeypatch, profile, outcomes):
     """A check listed for both profiles xfails in both; one listed for a profile only there,
     read from --profile when pytest evaluates the mark (strict: no XPASS).  The demo adds its
-    entries to a copy of the registry: the in-process run shares this process's claims.known,
+    entries to a copy of the registry: the in-process run shares this process's claims.harness.known,
     and entries left behind made tests/test_known.py fail when it ran later in one process
     (mutmut's serial run found it)."""
-    from claims import known
+    from claims.harness import known
     monkeypatch.setattr(known, "KNOWN_FAILURES", dict(known.KNOWN_FAILURES))
     pytester.makepyfile(test_known_demo=KNOWN_DEMO)
-    result = pytester.runpytest("-p", "claims.plugin", "-p", "no:cacheprovider", "-o", "xfail_strict=true",
+    result = pytester.runpytest("-p", "claims.harness.plugin", "-p", "no:cacheprovider", "-o", "xfail_strict=true",
                                 "--profile", profile)
     result.assert_outcomes(**outcomes)
     if profile == "paper":

@@ -1,4 +1,4 @@
-"""claims/plugin.py, "Scheduling": the training runs are collected first, and xdist's load
+"""claims/harness/plugin.py, "Scheduling": the training runs are collected first, and xdist's load
 scheduler hands out one test at a time, so that two workers train side by side.
 
 Checked on a throwaway project (``pytester``) that loads the real plugin as the root
@@ -44,7 +44,7 @@ def project(pytester, monkeypatch, tmp_path):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.setenv("SCHED_LOG", str(tmp_path / "log.jsonl"))
     pytester.makeini("[pytest]\naddopts = -p no:cacheprovider\n")
-    pytester.makeconftest('pytest_plugins = ["claims.plugin"]\n')
+    pytester.makeconftest('pytest_plugins = ["claims.harness.plugin"]\n')
     pytester.makepyfile(test_demo=DEMO)
     return pytester
 
@@ -68,7 +68,7 @@ def test_two_workers_train_side_by_side(project, tmp_path):
 
 def test_an_explicit_maxschedchunk_is_kept(project):
     pytest.importorskip("xdist")
-    project.makeconftest('pytest_plugins = ["claims.plugin"]\n'
+    project.makeconftest('pytest_plugins = ["claims.harness.plugin"]\n'
                          "def pytest_sessionstart(session):\n"
                          "    import os\n"
                          "    if hasattr(session.config, 'workerinput'):\n"

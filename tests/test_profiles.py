@@ -1,4 +1,4 @@
-"""claims/profiles.py, claims/seeds.py and claims/runopts.py: the two profiles' knobs,
+"""claims/harness/profiles.py, claims/harness/seeds.py and claims/harness/runopts.py: the two profiles' knobs,
 seeds that are names (not workers), hypothesis settings that are always derandomised
 unless asked, and ``--retrain``'s start time reaching the weight cache."""
 from __future__ import annotations
@@ -9,15 +9,15 @@ import json
 import numpy as np
 import pytest
 
-from claims import runopts
-from claims.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
-from claims.seeds import claim_settings, rng_for, seed_for
+from claims.harness import runopts
+from claims.harness.profiles import PAPER, PROFILES, QUICK, Profile, get_profile
+from claims.harness.seeds import claim_settings, rng_for, seed_for
 
 
 def test_the_run_store_passes_stale_before_only_under_retrain(monkeypatch):
-    """claims/runs.py hands the --retrain start time to train_cached, and nothing else."""
+    """claims/harness/runs.py hands the --retrain start time to train_cached, and nothing else."""
     pytest.importorskip("torch")
-    from claims import runs
+    from claims.harness import runs
 
     calls = []
     monkeypatch.setattr(runs, "train_cached", lambda config, **kw: calls.append((config, kw)))

@@ -1,5 +1,5 @@
 """README.md's front page and docs/results/verdicts.md are what the published runs render to
-(claims/readme.py), and the front page keeps its order: the two install-and-run commands,
+(claims/reports/readme.py), and the front page keeps its order: the two install-and-run commands,
 the 20-second path, then the findings."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from claims.findings import anchor
-from claims.readme import END, START, main, replace_block
+from claims.reports.findings import anchor
+from claims.reports.readme import END, START, main, replace_block
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""claims/records.py: comparators, ``make_record``'s conversions and validation, a record's
+"""claims/harness/records.py: comparators, ``make_record``'s conversions and validation, a record's
 ``check()`` and its messages, ``to_builtin`` and ``format_value`` (the record's own logic;
 the intervals and verdict rules in tests/test_stats.py, the plugin in tests/test_plugin.py)."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from claims.display import format_value
-from claims.records import ClaimRecorder, Record, compare, make_record, records_from_user_properties, to_builtin
+from claims.harness.display import format_value
+from claims.harness.records import ClaimRecorder, Record, compare, make_record, records_from_user_properties, to_builtin
 
 RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
                "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "per_run", "clipped",

@@ -1,4 +1,4 @@
-"""Re-judging a published report from its stored per-run values (claims/rejudge.py)."""
+"""Re-judging a published report from its stored per-run values (claims/reports/rejudge.py)."""
 from __future__ import annotations
 
 import json
@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from claims.basins import BasinSplit
-from claims.identity import RunRef
-from claims.records import make_record
-from claims.rejudge import PER_RUN, main, rejudge
-from claims.report import SCHEMA, report_payload
-from claims.shares import judge_runs
-from claims.stats import seed_fields
+from claims.harness.basins import BasinSplit
+from claims.harness.identity import RunRef
+from claims.harness.records import make_record
+from claims.reports.rejudge import PER_RUN, main, rejudge
+from claims.reports.report import SCHEMA, report_payload
+from claims.harness.shares import judge_runs
+from claims.harness.stats import seed_fields
 
 ROOT = Path(__file__).resolve().parents[1]
 P = {"tolerance_source": "project"}

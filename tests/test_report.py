@@ -1,4 +1,4 @@
-"""claims/report.py: reported rows, the summary counts and lines, the inconclusive list,
+"""claims/reports/report.py: reported rows, the summary counts and lines, the inconclusive list,
 the payload of ``claims.json`` and its atomic, strict-JSON writing."""
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import math
 
 import pytest
 
-from claims import report, stats
-from claims.profiles import QUICK
-from claims.records import ClaimRecorder, make_record
+from claims.reports import report
+
+from claims.harness import stats
+from claims.harness.profiles import QUICK
+from claims.harness.records import ClaimRecorder, make_record
 
 P = {"tolerance_source": "project"}
 

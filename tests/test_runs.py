@@ -1,8 +1,8 @@
-"""claims/runs.py, the run store, and the command line that replays it.
+"""claims/harness/runs.py, the run store, and the command line that replays it.
 
 Oracles: the published runs (every run id a claim's records name, in both profiles: the
 store must list exactly those, and build a configuration for each); the documented
-protocol of each family of runs (docs/settings.md, "Training"; claims/runs.py module doc)
+protocol of each family of runs (docs/settings.md, "Training"; claims/harness/runs.py module doc)
 restated by hand; and, for ``ldsicl train --claim``, the configuration the claims' own
 route hands to the weight cache (captured there) and the weights a shortened copy trains
 through both routes (bit for bit).
@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from claims import runs
-from claims.cli import main
-from claims.profiles import PAPER, PROFILES, QUICK
-from claims.seeds import seed_for
+from claims.harness import runs
+from claims.cli.main import main
+from claims.harness.profiles import PAPER, PROFILES, QUICK
+from claims.harness.seeds import seed_for
 from models.cache import cache_key
 from models.config import TrainConfig
 
@@ -52,7 +52,7 @@ def test_the_store_lists_exactly_the_runs_the_published_records_name(profile):
         listed["training-sensitivity"] -= baseline
     if "rejudged" in _published(profile) and not any("-rerun/" in e["run"] for r in _published(profile)["records"]
                                                      for e in r.get("runs") or []):
-        # re-judged without retraining (claims/rejudge.py): the spectral shift's null-control stacks,
+        # re-judged without retraining (claims/reports/rejudge.py): the spectral shift's null-control stacks,
         # added after that run, are not in it (docs/results/README.md)
         listed["spectral-shift"] -= {runs.shift_run(L, runs.TRAIN_RADIUS, PROFILES[profile].stack_batch, i).run
                                      for L in PROFILES[profile].shift_depths for i in runs.SHIFT_NULL_SEEDS}
@@ -67,7 +67,7 @@ STACK_LR_4 = 1e-2
 
 
 def test_each_family_of_runs_is_the_documented_protocol():
-    """Restated by hand from docs/settings.md (Training) and the module doc of claims/runs.py."""
+    """Restated by hand from docs/settings.md (Training) and the module doc of claims/harness/runs.py."""
     base = dict(steps=8000, batch=3000)
     assert runs.config_for("ar1/c/seed=2", QUICK) == TrainConfig(
         setting="c", s=1, seed=seed_for("ar1-train", "c", 2), **base)

@@ -1,6 +1,6 @@
-"""Verdicts by run (claims/shares.py) against independent oracles: the Clopper-Pearson
+"""Verdicts by run (claims/harness/shares.py) against independent oracles: the Clopper-Pearson
 interval from the beta distribution's quantiles, the issue's synthetic cases, and the
-record that carries the rule (claims/records.py, ``per_run=True``, ``bounds``)."""
+record that carries the rule (claims/harness/records.py, ``per_run=True``, ``bounds``)."""
 from __future__ import annotations
 
 import math
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import example, given, strategies as st
 from scipy import stats as st_
 
-from claims.records import make_record
-from claims.runs import ar1_run, ars_run
-from claims.shares import (TARGET_SHARE, decide_text, judge_runs, run_verdict, runs_to_decide, share_interval,
+from claims.harness.records import make_record
+from claims.harness.runs import ar1_run, ars_run
+from claims.harness.shares import (TARGET_SHARE, decide_text, judge_runs, run_verdict, runs_to_decide, share_interval,
                            share_verdict)
-from claims.stats import t_interval
+from claims.harness.stats import t_interval
 
 P = {"tolerance_source": "project"}
 

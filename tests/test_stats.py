@@ -1,4 +1,4 @@
-"""claims/stats.py and the verdict rules of claims/records.py: Student-t and Monte Carlo
+"""claims/harness/stats.py and the verdict rules of claims/harness/records.py: Student-t and Monte Carlo
 intervals against tables, scipy and simulation; verdicts of interval checks, ``holds at``,
 what would decide an inconclusive check, and how a test's outcome follows from a verdict."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from claims import stats
-from claims.records import Record, make_record
-from claims.seeds import seed_for
+from claims.harness import stats
+from claims.harness.records import Record, make_record
+from claims.harness.seeds import seed_for
 
 P = {"tolerance_source": "project"}
 

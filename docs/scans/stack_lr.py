@@ -5,7 +5,7 @@ Run once, not by the suite:  python docs/scans/stack_lr.py [--jobs 2] > scan.jso
 
 For each depth L in {1, 2, 4}, horizon T in {10, 30, 80} and peak learning rate in
 {1e-3, 3e-3, 1e-2, 3e-2}: one stack of window 2 (setting a, radius 0.9, the stacks'
-protocol of claims/runs.py except the learning rate: 8000 steps x 1000 sequences, betas
+protocol of claims/harness/runs.py except the learning rate: 8000 steps x 1000 sequences, betas
 (0.9, 0.99)), trained from a seed of its own (namespace "stack-lr-scan", none of the
 claims' seeds), then evaluated on 20 000 fresh held-out sequences of its training law
 (namespace "stack-lr-scan-heldout", none of the claims' held-out sets): the mean and the
@@ -13,7 +13,7 @@ median squared error of its prediction of y_T, and the median of its error over 
 Kalman filter's on the same sequence.  The choice is made on these held-out errors, never
 on a claim's metric.
 
-``--shift``: the spectral-shift claim's other training radii (claims/runs.py, SHIFT_RADII:
+``--shift``: the spectral-shift claim's other training radii (claims/harness/runs.py, SHIFT_RADII:
 0.5 and 1.0; 0.9 is the scan above), at its horizon T = 30 and depths L in {1, 4}, peak
 learning rates {3e-3, 1e-2, 3e-2, 1e-1}, held-out sequences of each run's own training law
 (radius included); otherwise as above.  Rule, fixed before the scan ran: per depth and
@@ -32,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import torch
 
-from claims.seeds import rng_for, seed_for
+from claims.harness.seeds import rng_for, seed_for
 from models.config import TrainConfig
 from models.trainer import train
 from theory.jsonvalues import dumps

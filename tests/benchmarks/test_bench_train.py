@@ -65,7 +65,7 @@ def test_bench_train_paper_protocol_ar4(benchmark, setting):
     """8000 steps x 3000 fresh systems, s = 4 (the AR(s) claims' protocol): target < 40 s on
     2 CPU cores in every setting (settings b and d draw their systems in torch,
     models/sampler.py)."""
-    from claims.runs import ARS_BETAS, ARS_LR
+    from claims.harness.runs import ARS_BETAS, ARS_LR
     cfg = TrainConfig(setting, s=4, steps=8000, batch=3000, seed=0, lr=ARS_LR, betas=ARS_BETAS)
     res = benchmark.pedantic(train, args=(cfg,), kwargs=dict(device="auto", progress=False),
                              rounds=1, iterations=1)

@@ -1,0 +1,1 @@
+"""The ``ldsicl`` command: its parser (:mod:`claims.cli.main`) and what each subcommand does."""

@@ -1,0 +1,355 @@
+"""What the ``ldsicl`` subcommands kappa, train, optimum and report do (claims/cli/main.py holds the
+parser and ``main``; runs and cache: claims/cli/cache_commands.py).
+
+The command line is the top floor: it calls theory/, models/ and the claims' run store
+(claims/harness/runs.py), and nothing below it imports it.  Each ``run_<command>(args, parser)``
+validates its arguments before any expensive work -- a bad one is reported through
+``parser.error`` as one line naming its flag (exit status 2) -- then does the work and
+returns the exit status.  JSON output is strict, under the project's one policy
+(theory/jsonvalues.py: non-finite numbers as ``"NaN"`` / ``"Infinity"``).
+
+Imports: what every command needs is imported here; the modules that pull in torch
+(models/*, claims/harness/runs.py: about 2.5 s of start-up, against 0.4 s for theory.kappa,
+measured with ``python -X importtime`` on this project's CI machine) and scipy.optimize
+or matplotlib (theory.optimum, the report: about 1 s each) are imported by the commands
+that use them, so that ``ldsicl kappa`` and ``ldsicl --help`` answer at once.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from claims.harness.profiles import get_profile
+from theory.jsonvalues import dumps
+from theory import kappa as kappa_mod
+from theory.systems import LDSFamily
+from theory.validation import check_window
+
+__all__ = ["run_kappa", "run_train", "run_optimum", "run_report", "FLAGS", "REPO"]
+
+# library field name -> command-line flag, to turn a ValueError into "argument --flag: ..."
+FLAGS = {
+    "setting": "--setting", "T": "--T", "d": "--d", "s": "--s", "sigma_w": "--sigma-w",
+    "sigma_v": "--sigma-v", "sigma_0": "--sigma-0", "method": "--method", "m": "--mc-systems",
+    "seed": "--seed", "steps": "--steps", "batch": "--batch", "lr": "--lr", "lr_min": "--lr-min",
+    "warmup_steps": "--warmup-steps", "weight_decay": "--weight-decay",
+    "grad_clip": "--grad-clip", "init_scale": "--init-scale", "dtype": "--dtype",
+    "forward": "--forward", "device": "--device", "cache_dir": "--cache-dir",
+    "cond_max": "--cond-max", "starts": "--starts", "trajectories": "--trajectories",
+    "max_memory": "--max-memory", "out": "--out", "from": "--from", "run": "--run",
+    "layers": "--layers", "betas": "--betas", "radius": "--radius", "claim": "--claim",
+    "profile": "--profile", "key": "KEY",
+}
+#: the repository checkout this module sits in (the claims live there, not in the package).
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _sigmas(args) -> dict:
+    """The standard deviations given (exact Fractions) as floats; ValueError naming the field
+    of one beyond the float range."""
+    out = {}
+    for name in ("sigma_w", "sigma_v", "sigma_0"):
+        v = getattr(args, name)
+        if v is not None:
+            try:
+                out[name] = float(v)
+            except OverflowError:
+                raise ValueError(f"{name} must be finite, got {v}") from None
+    return out
+
+
+def _family(args):
+    """The LDSFamily of the family arguments; ValueError naming the flag's field."""
+    return LDSFamily(args.setting, d=args.d, T=args.T, **_sigmas(args))
+
+
+def _value_error(parser, exc: ValueError):
+    msg = str(exc)
+    name = msg.split(" ", 1)[0].rstrip(":,").split("[", 1)[0]      # betas[0] -> betas
+    flag = FLAGS.get(name)
+    parser.error(f"argument {flag}: {msg}" if flag else msg)
+
+
+def run_kappa(args, parser) -> int:
+    """``ldsicl kappa``: theory.kappa.kappa (the one place that picks a route) with the exact
+    variances typed (1/3 stays 1/3 on the exact route)."""
+    try:
+        family = _family(args)
+        variances = tuple(q ** 2 for q in (args.sigma_w, args.sigma_v, args.sigma_0))
+        method = {"exact": "exact-rational", "quadrature": "gauss-legendre"}.get(args.method, args.method)
+        why = None
+        if method == "auto":
+            method, why = kappa_mod.choose_method(family)
+        if method == "exact-rational" and "exact-rational" in kappa_mod.exact_routes(family):
+            sec = kappa_mod.exact_seconds(args.T, args.d)
+            if sec > 10:
+                print(f"ldsicl kappa: warning: exact rational arithmetic at T = {args.T} takes about "
+                      f"{_duration(sec)} (about T^{kappa_mod.EXACT_GROWTH:g}); --method quadrature gives "
+                      f"the same value to about 1e-13 in well under a second", file=sys.stderr)
+        res = kappa_mod.kappa(family, method=method, m=args.mc_systems, seed=args.seed, variances=variances)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    if args.json:
+        out = res.to_json()
+        out.update({"setting": args.setting, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
+                    "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0), "auto": why})
+        print(dumps(out))
+        return 0
+    print(f"kappa = {res.kappa!r}  (method {res.method}" + (f"; auto: {why}" if why else "") + ")")
+    if res.exact is not None:
+        print(f"exact = {res.exact.numerator}/{res.exact.denominator}")
+    elif res.stderr:
+        print(f"stderr = {res.stderr!r}")
+    print(f"setting {args.setting}, T={args.T}, d={args.d}, sigma_w={args.sigma_w}, "
+          f"sigma_v={args.sigma_v}, sigma_0={args.sigma_0}")
+    return 0
+
+
+def _duration(sec: float) -> str:
+    if sec < 120:
+        return f"{sec:.0f} s"
+    if sec < 7200:
+        return f"{sec / 60:.0f} min"
+    return f"{sec / 3600:.1f} h"
+
+
+def run_optimum(args, parser) -> int:
+    """``ldsicl optimum``: theory.optimum.optimum_for, every field under a name that says what it is."""
+    from theory.optimum import optimum_for          # scipy.optimize: about 1 s of start-up (module doc)
+    from theory.population import moment_memory
+
+    try:
+        family = _family(args)
+        check_window(args.s, args.T)
+        need = moment_memory(args.s, args.T)
+        if need > args.max_memory * 2 ** 30:
+            raise ValueError(f"s = {args.s} (with T = {args.T}) needs about {need / 2 ** 30:.3g} GiB for the "
+                             f"moments, more than --max-memory {args.max_memory:g} GiB")
+        opt = optimum_for(family, args.s, args.seed, starts=args.starts, in_class=not args.no_classes,
+                          trajectories=args.trajectories)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    s = args.s
+    in_class = opt.cls if opt.cls and opt.out_of_class_share <= 1e-8 else None
+    out = {
+        "loss": opt.loss, "stderr": opt.stderr, "method": opt.method,
+        "W_V": np.asarray(opt.W_V).tolist(), "W_QK": np.asarray(opt.W_QK).tolist(),
+        "class": in_class, "nearer_class": opt.cls,
+        "out_of_class_share": opt.out_of_class_share,
+        "out_of_class_share_by_class": opt.shares,
+        "odd_share": opt.odd_share, "grad_norm": opt.grad_norm, "hessian_eigs": list(opt.hessian_eigs),
+        "starts": opt.n_starts, "converged": opt.n_converged, "at_optimum": opt.n_at_optimum,
+        "found_only_by_in_class_starts": opt.found_in_class, "seed": opt.seed,
+        "in_class": {k: {"loss": v.loss, "rel_excess": v.rel_excess, "excess_stderr": v.excess_stderr,
+                         "full_hessian_min_eig": v.full_hessian_min_eig} for k, v in opt.in_class.items()},
+        "stationary_points": [{"loss": p.loss, "rel_excess": (p.loss - opt.loss) / opt.loss, "starts": n,
+                               "class": p.cls if p.out_of_class_share <= 1e-8 else None,
+                               "nearer_class": p.cls, "out_of_class_share": p.out_of_class_share,
+                               "kind": p.kind}
+                              for p, n in opt.stationary_points],
+        "setting": args.setting, "s": s, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
+        "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0),
+    }
+    if args.json:
+        print(dumps(out))
+        return 0
+    print(f"L* = {opt.loss!r}" + (f" +- {opt.stderr:.2g}" if opt.stderr else "") + f"  (moments: {opt.method})")
+    print(f"class {in_class or 'none'} (out-of-class share {opt.out_of_class_share:.3g}, odd share "
+          f"{opt.odd_share:.3g}); {opt.n_at_optimum} of {opt.n_starts} starts reached L*")
+    for k, v in opt.in_class.items():
+        print(f"best point in class {k}: {100 * v.rel_excess:+.4g} % of L*")
+    print("b = W_V[s, :] (canonical gauge, largest |b_r| = 1) =")
+    print(_format_matrix(np.asarray(opt.W_V)[s:s + 1]))
+    print("W_QK[:, :s] =")
+    print(_format_matrix(np.asarray(opt.W_QK)[:, :s]))
+    print(f"setting {args.setting}, s={s}, T={args.T}, d={args.d}, sigma_w={args.sigma_w}, "
+          f"sigma_v={args.sigma_v}, sigma_0={args.sigma_0}")
+    return 0
+
+
+def run_report(args, parser) -> int:
+    """``ldsicl report``: render a finished claims.json (or run the claims first) into DIR."""
+    from claims.reports.compare import BadInput, load_report     # the records, torch and matplotlib: seconds
+    from claims.reports.report import render_report
+
+    out = Path(args.out).expanduser()
+    if out.exists() and not out.is_dir():
+        _value_error(parser, ValueError(f"out must be a directory, got the file {str(out)!r}"))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _value_error(parser, ValueError(f"out cannot be created: {exc}"))
+    if not os.access(out, os.W_OK):
+        _value_error(parser, ValueError(f"out is not writable: {str(out)!r}"))
+    src = Path(args.source).expanduser() if args.source else out / "claims.json"
+    if args.run:
+        if not (REPO / "claims" / "test_banding.py").is_file():
+            _value_error(parser, ValueError("run needs a checkout of the repository (the claim files are "
+                                            "not installed with the package)"))
+        cmd = [sys.executable, "-m", "pytest", "claims", "-n", "auto", "-q", "--profile", args.profile,
+               "--claims-report", str(out.resolve())]
+        print("running: " + " ".join(cmd), file=sys.stderr)
+        rc = subprocess.call(cmd, cwd=REPO)
+        if rc not in (0, 1):                                  # 1: some test failed, still a report
+            print(f"ldsicl report: error: the claims run exited with status {rc}", file=sys.stderr)
+            return 1
+        src = out / "claims.json"
+    try:
+        payload = load_report(str(src))
+    except BadInput as exc:
+        _value_error(parser, ValueError(f"from: {exc}"))
+    paths = render_report(payload, out)
+    if src.resolve() != (out / "claims.json").resolve():
+        if payload.get("schema") == json.loads(src.read_text(encoding="utf-8")).get("schema"):
+            shutil.copyfile(src, out / "claims.json")
+        else:                             # a schema 3 report, as mapped to check ids (claims/reports/legacy.py)
+            (out / "claims.json").write_text(dumps(payload, indent=2) + "\n",
+                                             encoding="utf-8")
+    print(f"report: {paths['html']}")
+    print(f"        {paths['md']}" + (f" ({len(paths['figures'])} figures in {out / 'figures'})"
+                                       if paths["figures"] else " (no figures)"))
+    return 0
+
+
+def _format_matrix(W) -> str:
+    return "\n".join("  [" + "  ".join(f"{x: .8f}" for x in row) + "]" for row in W)
+
+
+def _check_out(path: str) -> Path:
+    """An output file that can be written, checked before any work: ValueError naming ``out``."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"out must be a file path, got the directory {path!r}")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"out: the folder {str(parent)!r} does not exist")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".ldsicl-probe-"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"out: cannot write in {str(parent)!r} ({exc.strerror or exc})") from None
+    return p
+
+
+def _kappa_line(config, coefficient):
+    """kappa of the run's family (auto route; 2e4 systems in setting d) and the coefficient's
+    relative error, for s = 1; where no route can compute kappa for the family (a T beyond
+    every route's memory), None for the numbers and the reason."""
+    try:
+        res = kappa_mod.kappa(config.family(), m=20_000, seed=0)
+    except ValueError as exc:
+        return {"kappa": None, "kappa_stderr": None, "kappa_method": None, "coefficient": coefficient,
+                "coefficient_rel_error": None, "kappa_not_computed": str(exc)}
+    return {"kappa": res.kappa, "kappa_stderr": res.stderr, "kappa_method": res.method,
+            "coefficient": coefficient, "coefficient_rel_error": coefficient / res.kappa - 1.0}
+
+
+#: ``train`` options that are fields of TrainConfig (None: not given on the command line).
+TRAIN_FIELDS = ("setting", "s", "T", "d", "layers", "radius", "steps", "batch", "seed", "lr", "lr_min",
+                "warmup_steps", "weight_decay", "betas", "grad_clip", "init_scale", "dtype", "forward")
+
+
+def _train_config(args):
+    """The configuration ``ldsicl train`` trains, and the run id it comes from (or None).
+
+    Without ``--claim``: TrainConfig's defaults, changed by every option given.  With
+    ``--claim RUN``: the claims' own configuration of that run (claims/harness/runs.py
+    ``config_for``, the function the claims call), changed by every option given -- e.g.
+    ``--steps 20`` for a shortened copy, which is then no longer that run (the record's
+    ``run`` is None and ``changed_from`` names the run and the fields changed).
+    ValueError naming the option otherwise.
+    """
+    from claims.harness.runs import config_for                 # imports torch: about 2.5 s (module doc)
+    from models.config import TrainConfig
+
+    given = {name: getattr(args, name) for name in TRAIN_FIELDS if getattr(args, name) is not None}
+    given.update(_sigmas(args))
+    if args.claim is None:
+        if args.profile is not None:
+            raise ValueError("profile: --profile names the profile of a --claim run; give --claim too")
+        return None, TrainConfig(**given)
+    base = config_for(args.claim, get_profile(args.profile or "quick"), name="claim")
+    return base, base.replace(**given)
+
+
+def run_train(args, parser) -> int:
+    """``ldsicl train``: one run (a claim's run with ``--claim``), cached unless ``--no-cache``."""
+    from models.cache import cache_path, load_cached, train_cached   # torch (module doc)
+    from models.files import atomic_write_text
+    from models.runtime import resolve_device
+    from models.trainer import check_resources, train
+
+    max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
+    try:
+        base, config = _train_config(args)
+        check_resources(config, max_memory)
+        resolve_device(args.device)
+        out = _check_out(args.out) if args.out else None
+        cached = None
+        if not args.no_cache:
+            cached = load_cached(config, args.cache_dir, device=args.device)
+    except ValueError as exc:
+        _value_error(parser, exc)
+    try:
+        if args.no_cache:
+            result = train(config, device=args.device, progress=args.progress, max_memory=max_memory)
+        elif cached is not None:
+            result = cached
+            print(f"loaded from cache: {cache_path(config, args.cache_dir, device=args.device)}",
+                  file=sys.stderr)
+        else:
+            result = train_cached(config, cache_dir=args.cache_dir, device=args.device,
+                                  progress=args.progress, max_memory=max_memory)
+    except RuntimeError as exc:  # e.g. the loss diverged
+        print(f"ldsicl train: error: {exc}", file=sys.stderr)
+        return 1
+    record = result.to_dict()
+    record["run"] = args.claim if config == base else None
+    if base is not None and config != base:
+        record["changed_from"] = {"run": args.claim, "fields": sorted(
+            f for f, v in config.to_dict().items() if base.to_dict()[f] != v)}
+    c = result.config
+    if c.s == 1 and c.layers == 1:
+        record["kappa"] = _kappa_line(c, result.ar1_coefficient())
+    text = dumps(record)
+    if out is not None:
+        try:
+            atomic_write_text(out, text + "\n")
+        except OSError as exc:                 # checked above; a disk that filled up meanwhile
+            print(f"ldsicl train: error: cannot write {str(out)!r} ({exc}); the record follows on "
+                  f"stdout", file=sys.stderr)
+            print(text)
+            return 1
+    if args.json:
+        print(text)
+        return 0
+    print((f"run {args.claim} ({args.profile or 'quick'} profile): " if record["run"] else "")
+          + (f"a copy of run {args.claim} with {', '.join(record['changed_from']['fields'])} changed: "
+             if "changed_from" in record else "")
+          + f"setting {c.setting}, s={c.s}, layers={c.layers}, T={c.T}, d={c.d}, radius={c.radius:g}, "
+          f"steps={c.steps}, batch={c.batch}, seed={c.seed}, lr={c.lr}, betas={c.betas}, device={result.device}")
+    for name, weights in (("W_V", result.W_V), ("W_QK", result.W_QK)):
+        per_layer = np.reshape(weights, (c.layers,) + weights.shape[-2:])
+        for layer, W in enumerate(per_layer, start=1):
+            print(f"{name} =" if c.layers == 1 else f"{name} (layer {layer}) =")
+            print(_format_matrix(W))
+    if "kappa" in record and record["kappa"]["kappa"] is None:
+        k = record["kappa"]
+        print(f"AR(1) coefficient b_2 W[1,1] + b_1 W[2,1] = {k['coefficient']!r}; kappa (eq. 15) not "
+              f"computed: {k['kappa_not_computed']}")
+    elif "kappa" in record:
+        k = record["kappa"]
+        se = f" +- {k['kappa_stderr']:.2g}" if k["kappa_stderr"] else ""
+        print(f"AR(1) coefficient b_2 W[1,1] + b_1 W[2,1] = {k['coefficient']!r}; kappa (eq. 15) = "
+              f"{k['kappa']!r}{se} ({k['kappa_method']}); relative error {100 * k['coefficient_rel_error']:+.3g} %")
+    print(f"final loss = {result.final_loss:.6g} +- {result.final_loss_stderr:.2g} "
+          f"(last {result.final_window} steps); held-out loss (full forward pass) = {result.eval_loss:.6g}")
+    print(f"wall time = {result.wall_seconds:.2f} s")
+    return 0

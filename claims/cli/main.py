@@ -1,0 +1,381 @@
+"""Command line ``ldsicl`` (also ``python -m claims.cli.main``): the parser, its help, and ``main``.
+
+The top floor of the project: it calls theory/, models/ and the claims' run store, and no
+module below imports it (tests/test_layers.py).  Subcommands (what each does:
+claims/cli/commands.py, claims/cli/cache_commands.py): ``kappa`` (Theorem 4.1's kappa), ``train`` (one run of the paper's
+protocol, or with ``--claim`` exactly a run a claim trains), ``runs`` (the run ids each
+claim trains), ``optimum`` (the population optimum of a window s), ``report`` (the
+reproducibility report of a claims run), ``cache list|clear|export`` (the weight cache).
+``ldsicl --help`` defines the settings; every subcommand's help ends with examples; every
+option shows its default once.
+
+Standard deviations are read as exact decimals ("0.1" is 1/10, its variance 1/100;
+"1/10" is accepted too), so the exact method computes kappa for exactly the numbers
+typed.  Exit status: 0 done, 1 a run failed (a diverging training run, an unwritable
+output after the work), 2 a bad argument (one line on stderr naming it, before any
+expensive work).  A closed output pipe (``ldsicl ... | head``) ends the command quietly.
+``main(argv)`` returns the exit status instead of raising ``SystemExit``.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from fractions import Fraction
+from importlib import metadata
+
+from claims.cli import cache_commands, commands
+from claims.harness.profiles import PROFILES
+from models.config import TrainConfig
+from theory.systems import SETTINGS, LDSFamily
+from theory.validation import check_int, check_rational, check_real
+
+__all__ = ["main", "build_parser"]
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Keeps the epilogs' line breaks and shows every option's default once: argparse's
+    "(default: X)" for a real default; an option whose default is None or a switch says its
+    own default in its help, or has none."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False or "(default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, but ``error`` raises instead of exiting, so ``main`` returns 2."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise _UsageError(message)
+
+
+def _argument(name, check):
+    """An argparse ``type``: ``check(text)``, its ValueError (which names ``name``) as a usage error."""
+    def parse(text):
+        try:
+            return check(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    parse.__name__ = name
+    return parse
+
+
+def _number(name, convert, what, text):
+    """``convert(text)``, or a ValueError in theory.validation's words."""
+    try:
+        return convert(text.strip())
+    except (ValueError, OverflowError):
+        raise ValueError(f"{name} must be {what}, got {text!r}") from None
+
+
+def _rational(name):
+    return _argument(name, lambda text: check_rational(name, text))
+
+
+def _int(name, minimum):
+    return _argument(name, lambda text: check_int(name, _number(name, int, "an integer", text), minimum))
+
+
+def _real(name, *, positive=False):
+    return _argument(name, lambda text: check_real(name, _number(name, float, "a real number", text),
+                                                   minimum=0, strict_min=positive))
+
+
+def _pair(name):
+    """"b1,b2" -> (b1, b2) (AdamW's betas; their range is TrainConfig's to check)."""
+    def parse(text):
+        parts = text.split(",")
+        if len(parts) != 2:
+            raise ValueError(f"{name} must be two numbers beta1,beta2, got {text!r}")
+        return tuple(_number(name, float, "two numbers beta1,beta2", p) for p in parts)
+    return _argument(name, parse)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("ldsicl")
+    except metadata.PackageNotFoundError:          # a checkout that was not pip-installed
+        return "unknown (not installed)"
+
+
+SETTINGS_HELP = "settings (system families; docs/settings.md):\n" + "\n".join(
+    f"  {s:<5} {LDSFamily(s).description}" for s in SETTINGS)
+
+
+def _examples(*lines) -> str:
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+#: the training options' defaults: models.config.TrainConfig's own (docs/settings.md, Training)
+_TRAIN_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+_LDS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(LDSFamily)}
+#: the family options and their defaults: LDSFamily's (docs/settings.md, Defaults; the setting
+#: TrainConfig's), the noise levels as the exact fractions of their decimal values
+_FAMILY_DEFAULTS = {"setting": _TRAIN_DEFAULTS["setting"], "T": _LDS_DEFAULTS["T"], "d": _LDS_DEFAULTS["d"],
+                    **{k: Fraction(str(_LDS_DEFAULTS[k])) for k in ("sigma_w", "sigma_v", "sigma_0")}}
+
+
+def _said(name: str) -> str:
+    """`` (default: X)`` for a training option left None in the parser: TrainConfig's default."""
+    value = _TRAIN_DEFAULTS[name]
+    return f" (default: {','.join(map(str, value)) if isinstance(value, tuple) else value})"
+
+
+def _add_family_args(p, *, defaults=True):
+    """The family options; ``defaults=False`` (train): None when not given, so that only a
+    given option changes a claim's run (--claim), and the help says the default."""
+    def default(name):
+        return _FAMILY_DEFAULTS[name] if defaults else None
+
+    def said(name):
+        return "" if defaults else f" (default: {_FAMILY_DEFAULTS[name]})"
+
+    p.add_argument("--setting", choices=SETTINGS, default=default("setting"),
+                   help="system family: a, b, c, d or the asymmetric control asym (see ldsicl --help)"
+                        + said("setting"))
+    p.add_argument("--T", type=_int("T", 3), default=default("T"), help="sequence length" + said("T"))
+    p.add_argument("--d", type=_int("d", 1), default=default("d"), help="state dimension" + said("d"))
+    p.add_argument("--sigma-w", type=_rational("sigma_w"), default=default("sigma_w"),
+                   help="process noise standard deviation (an exact decimal or p/q)" + said("sigma_w"))
+    p.add_argument("--sigma-v", type=_rational("sigma_v"), default=default("sigma_v"),
+                   help="observation noise standard deviation" + said("sigma_v"))
+    p.add_argument("--sigma-0", type=_rational("sigma_0"), default=default("sigma_0"),
+                   help="initial state standard deviation" + said("sigma_0"))
+
+
+def _cache_dir_arg(p):
+    p.add_argument("--cache-dir", default=None,
+                   help="weight cache directory (default: $LDSICL_CACHE_DIR, else the checkout's "
+                        ".cache/ldsicl, else the user cache directory; models/cache.py)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog="ldsicl",
+        description="Executable checks of 'On learning linear dynamical systems in context with "
+                    "attention layers' (ICLR 2026): kappa of Theorem 4.1, training runs of the "
+                    "paper's protocol (and every run a claim trains), population optima, the claims "
+                    "report and the weight cache.",
+        epilog=SETTINGS_HELP + "\n\n" + _examples(
+            "ldsicl kappa --setting a --json", "ldsicl train --setting b --s 1 --steps 8000",
+            "ldsicl runs --claim pcg-alignment", "ldsicl train --claim ars/a/s=4/seed=0",
+            "ldsicl optimum --setting a --s 4", "ldsicl report --from docs/results/paper.json --out /tmp/r",
+            "ldsicl cache list") + "\n\nexit status: 0 done, 1 a run failed, 2 a bad argument")
+    parser.add_argument("--version", action="version", version=f"ldsicl {_version()}",
+                        help="print the installed version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,runs,optimum,report,cache}",
+                                parser_class=_ArgumentParser)
+    sub.required = True
+
+    pk = sub.add_parser(
+        "kappa", help="kappa of Theorem 4.1 (the AR(1) optimum, eq. 15)",
+        description="kappa = (T-2) E[y_{T-1} y_T S] / E[y_{T-1}^2 S^2], S = sum y_i y_{i+1}, for a family.",
+        epilog=_examples("ldsicl kappa                                   # setting a, exact rational",
+                         "ldsicl kappa --setting b --json                 # quadrature, exact up to rounding",
+                         "ldsicl kappa --setting d --mc-systems 200000    # Monte Carlo (the only route for d)",
+                         "ldsicl kappa --T 300                            # auto: quadrature (exact would take hours)"))
+    _add_family_args(pk)
+    pk.add_argument("--method", default="auto",
+                    choices=("auto", "exact-rational", "exact", "gauss-legendre", "quadrature",
+                             "mc-moments", "mc-trajectories"),
+                    help="auto: exact rational in setting a while it takes a few seconds, quadrature "
+                         "(exact up to rounding) in a, b, c and asym, Monte Carlo over systems in d; "
+                         "the choice is printed")
+    pk.add_argument("--mc-systems", type=_int("mc-systems", 2), default=200_000,
+                    help="systems (or trajectories) of the Monte Carlo methods")
+    pk.add_argument("--seed", type=_int("seed", 0), default=0, help="Monte Carlo seed")
+    pk.add_argument("--json", action="store_true", help="print one strict-JSON object")
+
+    pt = sub.add_parser(
+        "train", help="one training run of the attention layer (the paper's protocol, or a claim's run)",
+        description="Train the linear self-attention layer (or a stack of them) with the paper's protocol "
+                    "(fresh systems every step, AdamW, clipping, warm-up + cosine).  Without --claim, "
+                    "models.config.TrainConfig's defaults (docs/settings.md, Training), changed by the "
+                    "options given (the defaults below); with --claim RUN, exactly the configuration the "
+                    "claims train for RUN (claims/harness/runs.py; `ldsicl runs` lists them), changed by the "
+                    "options given (e.g. --steps 20 for a shortened copy, which the record then calls a "
+                    "copy).  The run is cached under the configuration and the code's fingerprint, so a "
+                    "claims run reuses it.",
+        epilog=_examples("ldsicl train --setting a --s 1                 # 8000 x 3000, cached",
+                         "ldsicl train --claim ars/b/s=4/seed=2          # exactly the run banding uses",
+                         "ldsicl train --claim depth/L=4/T=80/batch=1500/seed=0 --profile paper",
+                         "ldsicl train --claim ar1/a/seed=0 --steps 20 --batch 64 --no-cache --json",
+                         "ldsicl train --setting d --steps 200 --batch 256 --no-cache --json",
+                         "ldsicl train --s 4 --lr 0.03 --betas 0.9,0.99 --out run.json"))
+    pt.add_argument("--claim", default=None, metavar="RUN",
+                    help="train the configuration of this claim run id (`ldsicl runs` lists them)")
+    pt.add_argument("--profile", choices=tuple(PROFILES), default=None,
+                    help="the profile whose run --claim names (the stacks' batch differs; default: quick)")
+    _add_family_args(pt, defaults=False)
+    pt.add_argument("--s", type=_int("s", 1), default=None, help="AR window s" + _said("s"))
+    pt.add_argument("--layers", type=_int("layers", 1), default=None,
+                    help="attention layers in the stack" + _said("layers"))
+    pt.add_argument("--radius", type=_real("radius", positive=True), default=None,
+                    help="largest eigenvalue modulus of the systems" + _said("radius"))
+    pt.add_argument("--steps", type=_int("steps", 1), default=None, help="optimiser steps" + _said("steps"))
+    pt.add_argument("--batch", type=_int("batch", 1), default=None, help="fresh systems per step" + _said("batch"))
+    pt.add_argument("--seed", type=_int("seed", 0), default=None, help="seed of every random stream" + _said("seed"))
+    pt.add_argument("--lr", type=_real("lr", positive=True), default=None, help="peak learning rate" + _said("lr"))
+    pt.add_argument("--lr-min", type=_real("lr_min"), default=None, help="learning rate at the end" + _said("lr_min"))
+    pt.add_argument("--warmup-steps", type=_int("warmup_steps", 0), default=None,
+                    help="linear warm-up steps (default: 5 %% of steps)")
+    pt.add_argument("--weight-decay", type=_real("weight_decay"), default=None, help="AdamW decay" + _said("weight_decay"))
+    pt.add_argument("--betas", type=_pair("betas"), default=None, metavar="B1,B2",
+                    help="AdamW betas" + _said("betas"))
+    pt.add_argument("--grad-clip", type=_real("grad_clip", positive=True), default=None,
+                    help="global gradient-norm clipping" + _said("grad_clip"))
+    pt.add_argument("--init-scale", type=_real("init_scale"), default=None,
+                    help="std of the initial weights" + _said("init_scale"))
+    pt.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                    help="training precision" + _said("dtype"))
+    pt.add_argument("--forward", choices=("effective", "model"), default=None,
+                    help="loss through the effective form or the full forward pass" + _said("forward"))
+    pt.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
+    pt.add_argument("--max-memory", type=_real("max_memory", positive=True), default=None,
+                    help="GiB the run may plan to use (default: half this machine's memory)")
+    g = pt.add_mutually_exclusive_group()
+    _cache_dir_arg(g)
+    g.add_argument("--no-cache", action="store_true", help="always train, store nothing")
+    pt.add_argument("--json", action="store_true", help="print the run's record as strict JSON")
+    pt.add_argument("--out", default=None, help="also write the record to this file (checked before training)")
+    pr = pt.add_mutually_exclusive_group()
+    pr.add_argument("--progress", dest="progress", action="store_const", const=True, default=None,
+                    help="show a progress bar (default: when stderr is a terminal)")
+    pr.add_argument("--no-progress", dest="progress", action="store_const", const=False,
+                    help="no progress bar")
+
+    pn = sub.add_parser(
+        "runs", help="the run ids each claim trains (for ldsicl train --claim)",
+        description="List the trained runs each claim uses in a profile (claims/harness/runs.py, the definitions "
+                    "the claims read), one line each: claim, run id, and whether this code's weights are "
+                    "in the cache.",
+        epilog=_examples("ldsicl runs                                    # every claim, quick profile",
+                         "ldsicl runs --claim banding --profile paper",
+                         "ldsicl runs --json"))
+    pn.add_argument("--claim", default=None,
+                    help="only this claim (ar1-optimum, banding, pcg-alignment, depth, ...; default: every "
+                         "claim that trains a model)")
+    pn.add_argument("--profile", choices=tuple(PROFILES), default="quick", help="the profile")
+    _cache_dir_arg(pn)
+    pn.add_argument("--json", action="store_true", help="print one JSON object")
+
+    po = sub.add_parser(
+        "optimum", help="population optimum of the layer for window s (Lemma 4.1)",
+        description="Multi-start minimum of the exact population loss over (b, W_QK) for window s, "
+                    "in the canonical gauge (largest |b_r| = 1), with the best point inside each "
+                    "parity class b-even / b-odd and the stationary points the starts reached.",
+        epilog=_examples("ldsicl optimum --setting a --s 4 --json",
+                         "ldsicl optimum --setting d --s 2 --trajectories 200000",
+                         "ldsicl optimum --setting asym --s 3 --starts 64"))
+    _add_family_args(po)
+    po.add_argument("--s", type=_int("s", 1), default=2, help="AR window s")
+    po.add_argument("--starts", type=_int("starts", 1), default=32, help="random starts")
+    po.add_argument("--seed", type=_int("seed", 0), default=0, help="seed of the starts")
+    po.add_argument("--trajectories", type=_int("trajectories", 2), default=1_000_000,
+                    help="setting d only: antithetic raw trajectories behind the moments")
+    po.add_argument("--no-classes", action="store_true", help="skip the in-class optimisations")
+    po.add_argument("--max-memory", type=_real("max_memory", positive=True), default=4.0,
+                    help="GiB the moment tables may use")
+    po.add_argument("--json", action="store_true", help="print one strict-JSON object")
+
+    prep = sub.add_parser(
+        "report", help="render the reproducibility report of a claims run",
+        description="Write a one-page report (index.html, claims.md, figures/) from a finished "
+                    "claims.json; prints where it is and opens nothing.",
+        epilog=_examples("ldsicl report                                  # reports/claims.json -> reports/",
+                         "ldsicl report --from docs/results/paper.json --out /tmp/paper",
+                         "ldsicl report --run                            # run the quick claims first"))
+    prep.add_argument("--from", dest="source", default=None, metavar="FILE",
+                      help="the claims.json to render (default: DIR/claims.json)")
+    prep.add_argument("--out", default=str(commands.REPO / "reports"), metavar="DIR",
+                      help="where the report goes")
+    prep.add_argument("--run", action="store_true",
+                      help="run `pytest claims -n auto` first (needs the checkout), then render")
+    prep.add_argument("--profile", choices=("quick", "paper"), default="quick", help="the profile of --run")
+
+    pc = sub.add_parser("cache", help="list, remove or export cached trained weights",
+                        description="The weight cache: entries keyed by the configuration and a "
+                                    "fingerprint of the training code, torch version, device type "
+                                    "and dtype.",
+                        epilog=_examples("ldsicl cache list", "ldsicl cache list --json",
+                                         "ldsicl cache clear --stale-only",
+                                         "ldsicl cache export ars/a/s=4/seed=0 --out w.npz"))
+    csub = pc.add_subparsers(dest="action", metavar="{list,clear,export}", parser_class=_ArgumentParser)
+    csub.required = True
+    pl = csub.add_parser("list", help="one line per entry",
+                         description="One line per entry: key, setting, s, steps, batch, seed, "
+                                     "created (UTC), size in bytes, and whether it was trained by "
+                                     "the current code (current), other code or torch (stale), "
+                                     "or cannot be read (corrupt).",
+                         epilog=_examples("ldsicl cache list --cache-dir /tmp/cache"))
+    _cache_dir_arg(pl)
+    pl.add_argument("--json", action="store_true", help="print one JSON list of entries")
+    pcl = csub.add_parser("clear", help="remove entries",
+                          description="Remove cache entries; lock files and other files in the "
+                                      "folder are left alone.",
+                          epilog=_examples("ldsicl cache clear --stale-only", "ldsicl cache clear"))
+    _cache_dir_arg(pcl)
+    pcl.add_argument("--stale-only", action="store_true",
+                     help="remove only entries that are not current (stale or corrupt)")
+    pe = csub.add_parser("export", help="write one entry's weights to a .npz file",
+                         description="Write the weights of one cache entry -- W_V and W_QK per layer, "
+                                     "arrays of shape (layers, s + 1, s + 1) -- with its configuration and "
+                                     "code fingerprint (JSON strings) to a numpy .npz file.  KEY is a cache "
+                                     "key (8 or more of its hex digits) or a claim run id, whose entry for "
+                                     "this code is read.",
+                         epilog=_examples("ldsicl cache export ars/a/s=4/seed=0 --out ars-a-4.npz",
+                                          "ldsicl cache export 3f2a9c01 --out run.npz"))
+    pe.add_argument("key", metavar="KEY", help="a cache key (or its first 8+ hex digits) or a run id")
+    pe.add_argument("--out", required=True, metavar="FILE", help="the .npz file to write (checked first)")
+    pe.add_argument("--profile", choices=tuple(PROFILES), default="quick",
+                    help="the profile a run id belongs to")
+    _cache_dir_arg(pe)
+    return parser
+
+
+_RUN = {"kappa": commands.run_kappa, "train": commands.run_train, "optimum": commands.run_optimum,
+        "report": commands.run_report, "runs": cache_commands.run_runs}
+
+
+def _quiet_stdout():
+    """After a closed pipe: send what is left to /dev/null so that exit does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real file descriptor
+        pass
+
+
+def main(argv=None) -> int:
+    """Entry point of ``ldsicl``; returns the exit status (2 for a bad argument)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        sub = parser._subparsers._group_actions[0].choices[args.command]
+        if args.command == "cache":
+            return cache_commands.run_cache(args, sub._subparsers._group_actions[0].choices[args.action])
+        return _RUN[args.command](args, sub)
+    except _UsageError:
+        return 2
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,9 @@
+"""The figures of the gd-equivalence claim (claims/specs/gd_equivalence.py): typed data read from its records, and the drawing.
+
+(Being filled in: the drawing code moves here from claims/reports/figures.py.)
+"""
+from __future__ import annotations
+
+__all__ = ["FIGURES"]
+
+FIGURES: tuple = ()

@@ -1,0 +1,53 @@
+"""Which settings a claim covers, by named sets derived from the settings objects.
+
+A claim never lists setting letters: it asks for the settings with a property, read from
+:data:`theory.settings.SETTING_SPECS` when this module is imported (so that a setting
+registered before the claims load -- tests/test_coverage.py -- is covered by every claim
+whose property it has).  Every set keeps the registry's order.
+
+* :data:`SYMMETRIC`   centrally symmetric laws of A: Lemma 4.1 and Theorem 4.1 apply;
+* :data:`CONTROLS`    the others: every symmetric claim's negative control;
+* :data:`QUADRATURE`  settings whose moments have the exact-up-to-rounding quadrature
+  (theory/coordinate.py); :data:`SYMMETRIC_QUADRATURE` the symmetric ones among them;
+* :data:`MONTE_CARLO` symmetric settings without quadrature (moments by Monte Carlo);
+* :data:`EXACT_RATIONAL` settings with the exact rational route of kappa
+  (theory/kappa_exact.py); :data:`REFERENCE`, the first of them, is the law the stacks of
+  the depth and spectral-shift claims train on (diagonal, centred, isotropic).
+
+>>> SYMMETRIC, CONTROLS, SYMMETRIC_QUADRATURE, MONTE_CARLO, REFERENCE
+(('a', 'b', 'c', 'd'), ('asym',), ('a', 'b', 'c'), ('d',), 'a')
+>>> with_property("quadrature") == QUADRATURE
+True
+"""
+from __future__ import annotations
+
+from theory.settings import SETTING_SPECS
+
+__all__ = ["ALL", "SYMMETRIC", "CONTROLS", "QUADRATURE", "SYMMETRIC_QUADRATURE", "MONTE_CARLO",
+           "EXACT_RATIONAL", "REFERENCE", "with_property", "moments_route"]
+
+
+def with_property(name: str, value: bool = True, among=None) -> tuple[str, ...]:
+    """The settings (of ``among``, default every registered one) whose ``Setting.<name>`` is ``value``."""
+    names = tuple(SETTING_SPECS) if among is None else tuple(among)
+    return tuple(n for n in names if bool(getattr(SETTING_SPECS[n], name)) is value)
+
+
+ALL: tuple[str, ...] = tuple(SETTING_SPECS)
+SYMMETRIC = with_property("symmetric")
+CONTROLS = with_property("symmetric", False)
+QUADRATURE = with_property("quadrature")
+SYMMETRIC_QUADRATURE = with_property("quadrature", among=SYMMETRIC)
+MONTE_CARLO = with_property("quadrature", False, among=SYMMETRIC)
+EXACT_RATIONAL = with_property("exact_rational")
+REFERENCE: str = EXACT_RATIONAL[0]
+
+
+def moments_route(setting: str) -> str:
+    """How the claims get a setting's population moments: ``"quadrature"`` where the
+    coordinate quadrature exists, else ``"monte-carlo"`` (the one place this is decided).
+
+    >>> moments_route("b"), moments_route("d")
+    ('quadrature', 'monte-carlo')
+    """
+    return "quadrature" if SETTING_SPECS[setting].quadrature else "monte-carlo"

@@ -1,0 +1,99 @@
+"""A claim as one object: :class:`ClaimSpec`, with its :class:`Headline` s and :class:`FigureSpec` s.
+
+One spec per claim lives in ``claims/specs/<claim>.py`` and is listed once in
+:data:`claims.specs.CLAIMS`; every registry of the suite (the runs a profile trains, the
+headline checks, the known non-reproductions, the figures, the order of the reports) is a
+loop over that list, and the claim's test file imports its spec.
+
+* ``name``: the claim's key in every record (``"banding"``); ``test_file``: its checks,
+  relative to ``claims/``.
+* ``runs(profile)``: the trained runs (:class:`~claims.harness.identity.RunRef`) the
+  claim reads in a profile; ``[]`` for a claim that trains nothing.
+* ``headlines``: the source's statements, each with the checks that carry it and the
+  reason those checks (and not others of the claim) are the ones that answer it; ``ours``
+  marks a claim that tests no statement of a source (``without_headline`` says why).
+* ``known``: ``check_id -> {profile: why}``, the known non-reproductions (strict xfails).
+* ``figures``: what the report draws for the claim, each a data function over the
+  claim's typed records returning typed objects (one figure per key) and a drawing function.
+
+>>> h = Headline("demo", "x is zero.", "eq. 1", ("demo/x/a",), reason="the only check of x")
+>>> spec = ClaimSpec("demo", "a demo claim", "test_demo.py", headlines=(h,))
+>>> spec.headline_ids(), spec.runs(None)
+(('demo/x/a',), [])
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+__all__ = ["ClaimSpec", "Headline", "FigureSpec", "no_runs"]
+
+
+def no_runs(profile) -> list:
+    """The runs of a claim that trains nothing."""
+    return []
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One statement of a source, in one line, and the checks that test it.
+
+    ``trained``: the statement is about what training finds (the paper's experiments),
+    not about the construction or the exact optimum (its theorems).  ``reason``: why these
+    checks carry the statement (and the claim's other checks support or report).
+    """
+
+    claim: str
+    statement: str
+    source: str
+    check_ids: tuple[str, ...]
+    trained: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure of the report.
+
+    ``data(records)`` reads the claim's :class:`~claims.harness.records.ClaimRecord` s and
+    returns ``{key: typed data}`` (empty when the records support no such figure); each
+    item is drawn by ``draw(plt, data, path)`` into ``<stem>.png`` (key ``""``) or
+    ``<stem>-<key>.png``, titled ``title.format(key=key)``.
+    """
+
+    stem: str
+    title: str
+    data: Callable[[list], Mapping[str, Any]]
+    draw: Callable[[Any, Any, Any], Any]
+
+    def path_for(self, directory, key: str):
+        from pathlib import Path
+        return Path(directory) / (f"{self.stem}.png" if not key else f"{self.stem}-{key}.png")
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One claim of the suite (module doc)."""
+
+    name: str
+    summary: str
+    test_file: str
+    runs: Callable[[Any], list] = no_runs
+    headlines: tuple[Headline, ...] = ()
+    known: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    figures: tuple[FigureSpec, ...] = ()
+    ours: bool = False
+    without_headline: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"ClaimSpec.name must be a non-empty str, got {self.name!r}")
+        wrong = [h.claim for h in self.headlines if h.claim != self.name]
+        if wrong:
+            raise ValueError(f"ClaimSpec {self.name!r}: its headlines must name it, got {wrong}")
+        if self.ours and self.headlines:
+            raise ValueError(f"ClaimSpec {self.name!r}: a claim of ours has no headline of a source")
+
+    def headline_ids(self) -> tuple[str, ...]:
+        """Every headline ``check_id`` of the claim, in order."""
+        return tuple(i for h in self.headlines for i in h.check_ids)

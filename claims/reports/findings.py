@@ -1,0 +1,173 @@
+r"""The findings: for each statement of the sources (claims/harness/headlines.py), what the published
+runs conclude, in plain words.
+
+A statement is tested by its headline checks.  Its outcome in one profile is read from
+their verdicts (claims/harness/records.py), never from their values:
+
+=================  ============================================================
+outcome            the headline checks' verdicts
+=================  ============================================================
+``reproduced``     every check holds
+``not reproduced`` at least one fails, none holds or is mixed (undecided ones
+                   are counted beside it)
+``partly``         some runs or checks hold and others fail: a ``mixed`` check,
+                   or checks that hold beside checks that fail
+``undecided``      none fails or is mixed, and not all hold (an interval
+                   straddles the tolerance)
+=================  ============================================================
+
+A check missing from a run (an older report), or recorded without a verdict, makes the
+statement ``not run`` there.
+The key number of a statement is its weakest check -- the first that fails, else mixed,
+else undecided, else the first -- as measured value, interval and criterion, with whose
+tolerance it is.  A check judged by run adds the criterion each run is held to and how
+many runs hold (per basin where there are several).
+
+>>> outcome(["holds", "holds"]), outcome(["holds", "inconclusive"]), outcome(["fails", "inconclusive"])
+('reproduced', 'undecided', 'not reproduced')
+>>> outcome(["holds", "fails"]), outcome(["mixed"]), outcome(["holds", None])
+('partly', 'partly', 'not run')
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from claims.harness.display import format_criterion, format_interval, format_per_run, format_value
+from claims.harness.headlines import HEADLINES, WITHOUT_HEADLINE, Headline
+from claims.harness.identity import Coords
+
+__all__ = ["OUTCOMES", "outcome", "Finding", "findings", "summary_line", "render_findings", "anchor"]
+
+#: the outcomes of a statement, in the order the summary counts them
+OUTCOMES = ("reproduced", "partly", "not reproduced", "undecided", "not run")
+#: weakest first: the verdict whose check gives a statement its key number
+_WEAKEST = ("fails", "mixed", "inconclusive", "holds")
+
+
+def outcome(verdicts: Sequence[str | None]) -> str:
+    """The outcome of a statement from its headline checks' verdicts (module doc); ``None``
+    for a check the run does not have."""
+    if not verdicts or any(v is None for v in verdicts):
+        return "not run"
+    n = Counter(verdicts)
+    unknown = set(n) - set(_WEAKEST)
+    if unknown:
+        raise ValueError(f"verdicts must be among {_WEAKEST}, got {sorted(unknown)}")
+    if n["holds"] == len(verdicts):
+        return "reproduced"
+    if n["mixed"] or (n["holds"] and n["fails"]):
+        return "partly"
+    if n["fails"]:
+        return "not reproduced"
+    return "undecided"
+
+
+def anchor(claim: str) -> str:
+    """The anchor of a claim's section in docs/results/verdicts.md (GitHub's rule for a
+    heading that is the claim's name: lower case, spaces to '-', other punctuation dropped)."""
+    return "".join(ch for ch in claim.lower().replace(" ", "-") if ch.isalnum() or ch in "-_")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One statement in one run: its outcome, the verdict counts of its checks and its
+    key number (module doc)."""
+
+    headline: Headline
+    outcome: str
+    counts: dict
+    key: str
+
+    def counts_text(self) -> str:
+        total = sum(self.counts.values())
+        if total == 1:
+            return "1 check"
+        words = {"holds": "hold", "fails": "fail", "mixed": "mixed", "inconclusive": "undecided",
+                 None: "not run"}
+        order = ("holds", "mixed", "inconclusive", "fails", None)
+        return f"{total} checks: " + ", ".join(f"{self.counts[v]} {words[v]}" for v in order if self.counts.get(v))
+
+
+def _key(r: Mapping) -> str:
+    """The key number of one record: value, interval, criterion (whose), and for a mixed
+    check the share of runs in holding basins."""
+    where = Coords.from_dict(r.get("coords") or {}).where()
+    iv = f" {format_interval(r['interval'])}" if r.get("interval") else ""
+    out = (f"`{r['check']}` ({where}): {format_value(r['measured'])}{iv} against "
+           f"{format_criterion(r.get('comparator'), r.get('tolerance'))} ({r.get('tolerance_source')}'s)")
+    if r.get("per_run"):
+        return out + f"; {format_per_run(r)}"
+    bf = r.get("basins") or {}
+    if r["verdict"] == "mixed" and bf.get("holding_share") is not None:
+        lo, hi = bf["holding_share_interval"]
+        out += f"; runs in basins that hold: {bf['holding_share']:.2f} [{lo:.2f}, {hi:.2f}]"
+    return out
+
+
+def findings(report: Mapping) -> list[Finding]:
+    """The finding of every headline statement in one report (a claims.json payload)."""
+    by_id = {r["check_id"]: r for r in report.get("records", [])}
+    out = []
+    for h in HEADLINES:
+        # a record without a verdict of a check (a reported row under a headline id) counts as missing
+        recs = [by_id.get(i) if by_id.get(i, {}).get("verdict") in _WEAKEST else None for i in h.check_ids]
+        verdicts = [r["verdict"] if r else None for r in recs]
+        present = [r for r in recs if r]
+        weakest = min(present, key=lambda r: _WEAKEST.index(r["verdict"])) if present else None
+        out.append(Finding(h, outcome(verdicts), dict(Counter(verdicts)), _key(weakest) if weakest else "-"))
+    return out
+
+
+def summary_line(found: Sequence[Finding], profile: str | None = None) -> str:
+    """One sentence that cannot be read as "everything reproduced": how many statements, of
+    how many claims, have each outcome, then the same for the theory and the training
+    statements apart.
+
+    >>> f = [Finding(h, o, {}, "-") for h, o in zip(HEADLINES[:2], ("reproduced", "undecided"))]
+    >>> summary_line(f, "paper")
+    'Paper profile: 2 statements of 1 claims, by their headline checks: 1 reproduced, 0 partly, 0 not reproduced, 1 undecided (theory: 1 reproduced of 1; training: 1 undecided of 1).'
+    """
+    claims = sorted({f.headline.claim for f in found})
+    n = Counter(f.outcome for f in found)
+    parts = [f"{n[o]} {o}" for o in OUTCOMES if n[o] or o != "not run"]
+    kinds = []
+    for label, trained in (("theory", False), ("training", True)):
+        sub = Counter(f.outcome for f in found if f.headline.trained == trained)
+        if sub:
+            kinds.append(f"{label}: " + ", ".join(f"{sub[o]} {o}" for o in OUTCOMES if sub[o])
+                         + f" of {sum(sub.values())}")
+    lead = f"{profile.capitalize()} profile: " if profile else ""
+    return (f"{lead}{len(found)} statements of {len(claims)} claims, by their headline checks: "
+            + ", ".join(parts) + f" ({'; '.join(kinds)}).")
+
+
+def _md(s) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def render_findings(primary: Mapping, secondary: Mapping | None = None, *, names=("paper", "quick"),
+                    verdicts_link: str = "docs/results/verdicts.md") -> str:
+    """The findings table (markdown): one row per statement, its outcome in ``primary`` (and
+    ``secondary`` beside it when given), its checks, its key number in ``primary``, and a link
+    to its claim's section of the full verdict tables."""
+    main = findings(primary)
+    other = findings(secondary) if secondary is not None else None
+    head = ["statement (source)", "kind", f"{names[0]} profile"]
+    if other is not None:
+        head.append(f"{names[1]} profile")
+    head += [f"checks ({names[0]})", f"weakest check ({names[0]})"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for i, f in enumerate(main):
+        h = f.headline
+        row = [f"[{h.claim}]({verdicts_link}#{anchor(h.claim)}): {h.statement} ({h.source})",
+               "training" if h.trained else "theory", f"**{f.outcome}**"]
+        if other is not None:
+            row.append(other[i].outcome)
+        row += [f.counts_text(), f.key]
+        rows.append("| " + " | ".join(_md(c) for c in row) + " |")
+    note = (f"The claims {', '.join(WITHOUT_HEADLINE)} are ours and test no statement of the sources; "
+            "they appear in the verdict tables only.")
+    return "\n".join([summary_line(main, names[0]), "", note, ""]
+                     + rows) + "\n"

@@ -1,0 +1,273 @@
+r"""Re-judge a published claims report by today's rules, from the per-run values it stores -- no training.
+
+``python -m claims.reports.rejudge PUBLISHED.json --out OUT.json [--splice FRESH.json ...] [--retire CLAIM/CHECK ...]``
+
+A published run (docs/results/) records, for every trained check, each run's value (and,
+where it had one, its held-out standard error) and which basin the run is headed for.  When
+the rule that turns those values into a verdict changes, the verdicts can be recomputed
+from them without retraining a single layer:
+
+* every record of a check family judged by run today (:data:`PER_RUN`) is rebuilt by
+  :func:`claims.harness.records.make_record` with ``per_run=True`` from its stored runs -- values,
+  standard errors, basin labels (in the order of its ``basins`` field), the shared error of
+  a Monte Carlo reference (``kappa_stderr / kappa`` in its details) -- keeping its identity,
+  label, details, outcome fields; where the published run stored no standard error for a
+  value that has one today (the GD gap, the step size, the spectral shift's ratios) the
+  value is judged as stored and the record's ``per_run`` says ``stderr: "not stored"``;
+* every interval of a reported row over seeds is clipped to its quantity's range
+  (:data:`BOUNDS`);
+* ``--splice FRESH.json``: the records of FRESH (a report of today's code) replace those of
+  the same check families (claim and check, every coordinate) -- for checks whose
+  computation changed and which train nothing, so that they can be recomputed at the
+  published profile cheaply; FRESH must be of the published profile;
+* ``--retire CLAIM/CHECK`` (or a ``check_id`` pattern with ``*``): the records of a check
+  family, or of one variant, that today's claims no longer record (one a spliced report
+  replaces under a new name, a control replaced by another) are dropped.
+
+The output says what was done in its ``rejudged`` field (commit, rule, the families rebuilt,
+spliced and from which run) and carries the original ``generated``, ``environment`` and
+``provenance`` of the trained runs.  Its summary is recomputed.
+
+>>> _bounds_for({"claim": "banding", "check": "trained-jaccard"})
+(0.0, 1.0)
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+from pathlib import Path
+
+from claims.harness.basins import BasinSplit
+from claims.harness.display import format_criterion
+from claims.harness.identity import RunRef
+from claims.harness.known import KNOWN_FAILURES
+from claims.harness.records import ClaimRecord, clip_intervals, make_record
+from claims.reports.report import SCHEMA, report_payload, provenance
+from theory.jsonvalues import dumps
+
+__all__ = ["PER_RUN", "BOUNDS", "rejudge", "main"]
+
+#: (claim, check) of the families judged by run today, and whether a value that has a held-out
+#: standard error today may lack one in a published run
+PER_RUN = {
+    ("ar1-optimum", "trained-coefficient"): False,
+    ("ar1-optimum", "trained-odd-share"): False,
+    ("banding", "trained-out-of-class-share"): False,
+    ("banding", "trained-odd-share"): False,
+    ("gd-equivalence", "trained-gd-gap"): True,
+    ("gd-equivalence", "trained-step-size"): True,
+    ("kalman-parity", "trained-mse-ratio"): False,
+    ("pcg-alignment", "trained-cos1"): False,
+    ("depth", "one-layer-stack-over-its-optimum"): False,
+    ("spectral-shift", "one-layer-stack-over-its-optimum"): False,
+    ("spectral-shift", "gain-outside"): True,
+    ("spectral-shift", "cost-inside"): True,
+}
+#: the range of the quantity of reported rows over seeds whose interval can leave it
+BOUNDS = {
+    ("banding", "trained-jaccard"): (0.0, 1.0),
+    ("banding", "trained-excess-loss"): (0.0, None),
+    ("depth", "trained-median-error"): (0.0, None),
+    ("spectral-shift", "median-error-ratio"): (0.0, None),
+    ("spectral-shift", "one-layer-stack-over-its-optimum"): (0.0, None),
+    ("pcg-alignment", "heldout-mse"): (0.0, None),
+    ("pcg-alignment", "cos_1-share_above_0.9"): (0.0, 1.0),
+    ("pcg-alignment", "cos_3-median_abs"): (0.0, None),
+    ("training-sensitivity", "odd-share"): (0.0, None),
+}
+_COSINES = ("cos_1-mean", "cos_1-median", "cos_2-mean", "cos_2-median", "cos_3-mean", "cos_3-median")
+BOUNDS.update({("pcg-alignment", c): (-1.0, 1.0) for c in _COSINES})
+
+_KEEP = ("test", "order", "profile", "outcome", "xfail_reason")
+
+
+def _bounds_for(r) -> tuple | None:
+    return BOUNDS.get((r["claim"], r["check"]))
+
+
+def _coords_kw(rec: ClaimRecord) -> dict:
+    c = rec.coords
+    return {"setting": c.setting, "s": c.s, "T": c.T, "layers": c.layers, "radius": c.radius, "seed": c.seed,
+            "variant": c.variant, "control": c.control}
+
+
+#: the families whose per-run value is relative to kappa, a Monte Carlo reference in setting d
+#: (its error is shared by every run); the odd share and the gap are not
+_AGAINST_KAPPA = {("ar1-optimum", "trained-coefficient"), ("gd-equivalence", "trained-step-size")}
+
+
+#: the families whose runs are a premise or a null twin: every run must hold (claims.harness.shares, rule "every")
+_EVERY_RUN = {("depth", "one-layer-stack-over-its-optimum"), ("spectral-shift", "one-layer-stack-over-its-optimum")}
+
+
+def _shared_stderr(r, kappa_refs: dict) -> float:
+    """The error every run of ``r`` shares: the one it was judged with, else kappa's relative
+    Monte Carlo error of its setting (from the record's details, else from the report's own
+    trained-coefficient record of that setting, which stores kappa and its error)."""
+    pr = r.get("per_run")
+    if pr and pr.get("shared_stderr") is not None:
+        return float(pr["shared_stderr"])
+    if _family(r) not in _AGAINST_KAPPA:
+        return 0.0
+    d = r.get("details") or {}
+    if not (d.get("kappa_stderr") and d.get("kappa")):
+        d = kappa_refs.get((r.get("coords") or {}).get("setting"), {})
+    return float(d["kappa_stderr"]) / float(d["kappa"]) if d.get("kappa_stderr") and d.get("kappa") else 0.0
+
+
+def _label(label: str, comparator: str, tolerance) -> str:
+    """Today's wording of a pooled record's label: the share of runs that meet the criterion.
+
+    >>> _label("mean_seeds (b2 W11 + b1 W21 - kappa) / kappa (signed)", "abs<=", 0.01)
+    'share of runs with (b2 W11 + b1 W21 - kappa) / kappa (signed) abs<= 0.01'
+    """
+    if label.startswith("share of runs") or label.startswith("share of pairs"):
+        return label
+    core = label.removeprefix("mean_seeds ").replace(", by basin", "").replace(" by basin", "").strip()
+    return f"share of runs with {core} {format_criterion(comparator, tolerance)}"
+
+
+def _per_run_criterion(r) -> tuple:
+    """The criterion each run is held to: the record's own (a record judged before by
+    pooling), or the ``per_run`` field's (one already judged by run)."""
+    pr = r.get("per_run")
+    if pr:
+        return pr["comparator"], pr["tolerance"], pr["tolerance_source"]
+    return r["comparator"], r["tolerance"], r["tolerance_source"]
+
+
+def _rejudge_record(r: dict, kappa_refs: dict) -> dict:
+    rec = ClaimRecord.from_dict(r)
+    comparator, tolerance, source = _per_run_criterion(r)
+    runs = [RunRef(e.run, e.seed) for e in rec.runs]
+    values = [e.value for e in rec.runs]
+    errs = [e.stderr for e in rec.runs]
+    labels = [e.extra.get("basin") for e in rec.runs]
+    split = None
+    if all(labels) and rec.kind == "check" and rec.expect != "fails":
+        order = ([b["basin"] for b in (r.get("per_run") or {}).get("basins") or []]
+                 or [b["basin"] for b in (r.get("basins") or {}).get("verdicts", [])] or list(dict.fromkeys(labels)))
+        order += [b for b in dict.fromkeys(labels) if b not in order]
+        split = BasinSplit(tuple(labels), tuple(order))
+    details = dict(rec.details)
+    missing = PER_RUN[(rec.claim, rec.check)] and all(e is None for e in errs)
+    new = make_record(claim=rec.claim, check=rec.check, label=_label(rec.label, comparator, tolerance),
+                      paper_ref=rec.paper_ref,
+                      **_coords_kw(rec), runs=runs, run_values=values,
+                      run_stderr=None if all(e is None for e in errs) else errs,
+                      shared_stderr=_shared_stderr(r, kappa_refs), per_run=True, basins=split,
+                      every_run=_family(r) in _EVERY_RUN and rec.expect != "fails", tolerance=tolerance,
+                      comparator=comparator, tolerance_source=source, expect=rec.expect, details=details,
+                      note=rec.note)
+    out = new.to_dict()
+    # each run keeps the extras it was published with (and gains its verdict)
+    for e_new, e_old in zip(out["runs"], r["runs"]):
+        old = {k: v for k, v in e_old.get("extra", {}).items() if k not in ("verdict", "lo", "hi")}
+        e_new["extra"] = {**old, **{k: v for k, v in e_new["extra"].items() if k in ("verdict", "lo", "hi", "basin")}}
+    if missing:
+        out["per_run"]["stderr"] = "not stored"
+    for k in _KEEP:
+        out[k] = r.get(k)
+    out["outcome"], out["xfail_reason"] = _outcome(out, r.get("profile"))
+    return out
+
+
+def _outcome(r: dict, profile: str | None) -> tuple:
+    """(outcome, xfail reason) the record's test would have today: a check the registry of
+    known non-reproductions lists for the profile is a strict xfail (``xfailed`` when it
+    fails, a failing XPASS otherwise); any other passes when its verdict fits its expectation
+    (an undecided positive check passes) and fails otherwise."""
+    why = KNOWN_FAILURES.get(r["check_id"], {}).get(profile)
+    if why is not None:
+        return ("xfailed", f"{profile} profile: {why}") if r["verdict"] == "fails" else ("failed", None)
+    ok = r["verdict"] == r["expect"] or (r["expect"] == "holds" and r["verdict"] in ("inconclusive", "mixed"))
+    return ("passed" if ok else "failed"), None
+
+
+def _clip_record(r: dict) -> dict:
+    iv, basins, clipped = clip_intervals(r.get("interval"), r.get("basins") or None, _bounds_for(r))
+    return {**r, "interval": iv, "basins": basins if r.get("basins") else r.get("basins"), "clipped": clipped}
+
+
+def _family(r) -> tuple:
+    return r["claim"], r["check"]
+
+
+def _retired(r, patterns) -> bool:
+    """Whether a record is retired: its family ``claim/check`` is named, or its ``check_id``
+    matches a pattern (``fnmatch``: ``spectral-shift/*/narrower-training-r=0.5/control``)."""
+    return any("/".join(_family(r)) == p or fnmatch.fnmatchcase(r["check_id"], p) for p in patterns)
+
+
+def rejudge(published: dict, fresh: list[dict] = (), retire: tuple = ()) -> dict:
+    """The published report re-judged (module doc); ``fresh``: reports whose records replace
+    those of the same check families; ``retire``: ``"claim/check"`` families to drop."""
+    records, rebuilt, spliced = [], set(), {}
+    retire = set(retire)
+    unknown = {p for p in retire if not any(_retired(r, (p,)) for r in published["records"])}
+    if unknown:
+        raise ValueError(f"--retire matches no record of the published report: {sorted(unknown)}")
+    kappa_refs = {(r.get("coords") or {}).get("setting"): r.get("details") or {} for r in published["records"]
+                  if (r["claim"], r["check"]) == ("ar1-optimum", "trained-coefficient")}
+    replace = {}
+    for f in fresh:
+        if (f.get("profile") or {}).get("name") != (published.get("profile") or {}).get("name"):
+            raise ValueError(f"a spliced report must be of the published profile "
+                             f"{(published.get('profile') or {}).get('name')!r}, got {(f.get('profile') or {}).get('name')!r}")
+        for r in f["records"]:
+            replace.setdefault(_family(r), []).append(r)
+            spliced[_family(r)] = (f.get("provenance") or {}).get("commit")
+    done = set()
+    for r in published["records"]:
+        fam = _family(r)
+        if _retired(r, retire):
+            continue
+        if fam in replace:
+            if fam not in done:
+                records += [{**x, "per_run": x.get("per_run"), "clipped": x.get("clipped")} for x in replace[fam]]
+                done.add(fam)
+            continue
+        r = {**r, "per_run": r.get("per_run"), "clipped": r.get("clipped")}
+        if fam in PER_RUN and r.get("kind") == "check" and r.get("runs"):
+            r = _rejudge_record(r, kappa_refs)
+            rebuilt.add(fam)
+        elif _bounds_for(r) and r.get("kind") == "reported":
+            r = _clip_record(r)
+        records.append(r)
+    for fam, recs in replace.items():          # families the published run did not have
+        if fam not in done:
+            records += recs
+    out = report_payload(records, published.get("profile"), generated=published.get("generated"),
+                         run=published.get("run"), environment=published.get("environment"),
+                         provenance=published.get("provenance"))
+    out["rejudged"] = {"schema": SCHEMA, "by": provenance(), "rule": "verdicts by run (docs/settings.md)",
+                       "rebuilt": sorted("/".join(f) for f in rebuilt),
+                       "spliced": {"/".join(f): c for f, c in sorted(spliced.items())},
+                       "retired": sorted(retire)}
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m claims.reports.rejudge", description=__doc__.splitlines()[0])
+    p.add_argument("published")
+    p.add_argument("--out", required=True)
+    p.add_argument("--splice", action="append", default=[], metavar="FRESH.json")
+    p.add_argument("--retire", action="append", default=[], metavar="CLAIM/CHECK")
+    a = p.parse_args(argv)
+    try:
+        pub = json.loads(Path(a.published).read_text(encoding="utf-8"))
+        fresh = [json.loads(Path(f).read_text(encoding="utf-8")) for f in a.splice]
+        out = rejudge(pub, fresh, tuple(a.retire))
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"python -m claims.reports.rejudge: error: {exc}", file=sys.stderr)
+        return 2
+    Path(a.out).write_text(dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(f"{a.out}: {len(out['records'])} records; rebuilt {', '.join(out['rejudged']['rebuilt'])}; "
+          f"spliced {', '.join(out['rejudged']['spliced']) or 'none'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
