@@ -4,8 +4,12 @@
   most exact route available (theory.kappa.kappa, the one place that picks a route):
   rational arithmetic (a), exact-up-to-rounding quadrature (b, c, the control), Monte
   Carlo over systems with exact per-system moments (d; computed once and shared on disk
-  between processes, claims/harness/memo.py, as are setting d's moments).
-- the trained layers themselves come from the run store (claims/harness/runs.py: ``ar1_config``,
+  between processes, claims/harness/memo.py).
+- :func:`moments_for` -- the population moments (s = 1) by the route that
+  theory.population.moments_route picks: the quadrature, or Monte Carlo over systems with
+  exact per-system moments (:func:`reference_moments_mc`, the estimator that serves a
+  reference with standard errors).
+- the trained layers themselves come from the run store (claims/harness/runs.py: ``Ar1Layer.config``,
   ``trained``), shared by both claim files (the same seeds, so each run is trained once).
 - :func:`coefficients` -- the gauge-invariant coefficients beta of a trained layer.
 """
@@ -18,7 +22,7 @@ import numpy as np
 from claims.harness.memo import memoized
 from claims.harness.seeds import seed_for
 from theory.kappa import kappa
-from theory.population import beta_from_weights, feature_list, population_moments
+from theory.population import beta_from_weights, feature_list, moments_route, population_moments
 from theory.systems import LDSFamily
 
 _F = feature_list(1)
@@ -55,14 +59,25 @@ def kappa_for(setting: str, mc_systems: int = KAPPA_D_SYSTEMS) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def moments_for(setting: str, mc_systems: int = MOMENTS_D_SYSTEMS):
-    """Population feature moments (s = 1) at the defaults: quadrature, or MC for setting d."""
+    """Population feature moments (s = 1) at the defaults by the setting's route
+    (theory.population.moments_route): the quadrature, or on the Monte Carlo route
+    :func:`reference_moments_mc`."""
     fam = LDSFamily(setting)
-    if not fam.spec.quadrature:
-        seed = seed_for("moments", setting, mc_systems)
-        return memoized("ar1-moments", [family_key(fam), 1, "mc-systems", mc_systems, seed], ("theory.population",),
-                        lambda: population_moments(fam, 1, method="mc-systems", m=mc_systems,
-                                                   rng=np.random.default_rng(seed)))
+    if moments_route(fam) == "monte-carlo":
+        return reference_moments_mc(fam, mc_systems)
     return population_moments(fam, 1)
+
+
+def reference_moments_mc(fam: LDSFamily, mc_systems: int):
+    """The Monte Carlo estimator that serves a reference the trained AR(1) layers are judged
+    against: ``mc_systems`` systems, each with its exact moments (theory.population,
+    "mc-systems"), so every entry is unbiased and carries its standard error (the odd
+    share is read from M; no antithetic pairing, which would impose its zeros).  Seeded
+    by (setting, mc_systems); shared on disk between processes (claims/harness/memo.py)."""
+    seed = seed_for("moments", fam.setting, mc_systems)
+    return memoized("ar1-moments", [family_key(fam), 1, "mc-systems", mc_systems, seed], ("theory.population",),
+                    lambda: population_moments(fam, 1, method="mc-systems", m=mc_systems,
+                                               rng=np.random.default_rng(seed)))
 
 
 def coefficients(W_V, W_QK, moments=None) -> dict:

@@ -1,9 +1,10 @@
 """Shared pieces of the AR(s) claims for s >= 2 (``banding``: Lemma 4.1; ``pcg-alignment``: eq. 17, 18).
 
 - the trained AR(s) layers (s = 2, 3, 4; settings a-d and the asymmetric control) come
-  from the run store (claims/harness/runs.py: ``ars_config``, ``trained``), shared by the claim files.
-- :func:`moments_for` -- the population moments M, c, v of docs/math.md section 2.2:
-  exact quadrature in settings a, b, c and the control; in setting d antithetic raw
+  from the run store (claims/harness/runs.py: ``ArsLayer.config``, ``trained``), shared by the claim files.
+- :func:`moments_for` -- the population moments M, c, v of docs/math.md section 2.2 by
+  the route theory.population.moments_route picks: exact quadrature (settings a, b, c and
+  the control), or on the Monte Carlo route (d) :func:`optimum_moments_mc`, antithetic raw
   trajectories (:data:`D_TRAJECTORIES`, one draw shared by the three windows), whose
   parity zeros hold by construction (docs/math.md section 5.6) -- so they serve the
   optimum, never the parity check.
@@ -31,7 +32,7 @@ from claims.harness.seeds import rng_for, seed_for
 from theory.mc_moments import trajectory_moments_windows
 from theory.optimum import StationaryPoint, match_point, nearest_stationary_point, population_optimum
 from theory.parity import canonical_gauge
-from theory.population import beta_from_weights, population_moments
+from theory.population import beta_from_weights, moments_route, population_moments
 from theory.settings import get_setting
 from theory.systems import LDSFamily
 
@@ -48,10 +49,13 @@ POINT_SHARE_TOL = 1e-8
 
 
 @functools.lru_cache(maxsize=None)
-def _mc_moments(setting: str, m: int = D_TRAJECTORIES) -> dict:
-    """The moments of a setting without quadrature (d) for every window, from one antithetic
-    draw (shared on disk between processes, claims/harness/memo.py); the draw keeps the central
-    symmetry A ~ -A by construction."""
+def optimum_moments_mc(setting: str, m: int = D_TRAJECTORIES) -> dict:
+    """The Monte Carlo estimator that serves the optimum and the basins, on the Monte Carlo
+    route: the moments for every window from one draw of ``m`` antithetic raw trajectories
+    (shared on disk between processes, claims/harness/memo.py).  Cheap, and the draw keeps
+    the central symmetry A ~ -A by construction -- so its parity zeros hold by construction
+    and it never serves the parity check (which takes Monte Carlo over systems with exact
+    per-system moments, theory.population "mc-systems")."""
     return memoized("d-moments", [setting, list(WINDOWS), m, seed_for("ars-moments", setting, m)],
                     ("theory.mc_moments",),
                     lambda: trajectory_moments_windows(LDSFamily(setting), WINDOWS, m,
@@ -68,10 +72,12 @@ def require_trained_window(profile, s: int) -> None:
 
 @functools.lru_cache(maxsize=None)
 def moments_for(setting: str, s: int):
-    """Population moments at the paper's defaults (module doc)."""
-    if not get_setting(setting).quadrature:
-        return _mc_moments(setting)[s]
-    return population_moments(LDSFamily(setting), s)
+    """Population moments at the paper's defaults by the setting's route
+    (theory.population.moments_route; module doc)."""
+    fam = LDSFamily(setting)
+    if moments_route(fam) == "monte-carlo":
+        return optimum_moments_mc(setting)[s]
+    return population_moments(fam, s)
 
 
 def moments_key(mom) -> list:

@@ -19,6 +19,7 @@ import functools
 import numpy as np
 import torch
 
+from claims.harness.coverage import REFERENCE
 from claims.harness.runs import STACK_S, trained
 from claims.harness.seeds import rng_for, seed_for
 from claims.harness.stats import seed_fields
@@ -112,7 +113,7 @@ def one_layer_optimum(claim: str, T: int, radius: float, starts: int):
     lambda ~ U[-radius, radius], x_0 ~ N(0, I), horizon T -- from the exact quadrature
     moments (theory.coordinate maps its nodes to [-radius, radius]), by at least 8 random
     starts seeded from the claim: (moments, optimum)."""
-    mom = population_moments(LDSFamily("a", T=T, radius=radius), STACK_S)
+    mom = population_moments(LDSFamily(REFERENCE, T=T, radius=radius), STACK_S)
     return mom, population_optimum(mom, seed_for(claim, "stack-law-optimum", T, radius), starts=max(8, starts))
 
 
@@ -148,7 +149,7 @@ def record_one_layer_quality(claim, profile, *, claim_name: str, ref: str, runs,
     details = {"L_star": float(opt.loss), "lr": float(results[0].config.lr),
                "zero_predictor_over_optimum": over_optimum(opt, mom, opt, 0.0)}
     label = f"L(theta_trained) / L* of the one-layer stack at its own law (r = {radius:g})"
-    where = dict(claim=claim_name, check="one-layer-stack-over-its-optimum", setting="a", s=STACK_S, T=T,
+    where = dict(claim=claim_name, check="one-layer-stack-over-its-optimum", setting=REFERENCE, s=STACK_S, T=T,
                  layers=1, radius=float(radius), paper_ref=ref, runs=list(runs))
     if reported:
         claim.record(**where, label=label + ", reported: the zero predictor is within the tolerance here",

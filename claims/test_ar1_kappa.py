@@ -43,13 +43,15 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from claims._ar1 import kappa_for
+from claims.harness.coverage import REFERENCE, SYMMETRIC_QUADRATURE, span
 from claims.harness.seeds import claim_settings, rng_for, seed_for
 from claims.harness.stats import bootstrap_fields
+from claims.specs.ar1_optimum import SPEC
 from theory.kappa import exact_routes, kappa, kappa_mc_trajectories
 from theory.kappa_exact import kappa_exact_a
 from theory.systems import LDSFamily
 
-CLAIM = "ar1-optimum"
+CLAIM = SPEC.name
 REF = "Thm 4.1, eq. 15"
 Z_TOL = 4.0            # standard errors of the Monte Carlo estimate (project's)
 EXACT_REL_TOL = 1e-12  # float64 round-off for quantities computed exactly (project's)
@@ -64,7 +66,7 @@ SIGMAS = ("0.05", "0.1", "0.2", "0.5")
 def _exact_and_mc(T, d, sw, sv, m, seed):
     """(exact kappa as float, Monte Carlo result) for setting a with sigma strings sw, sv."""
     exact = float(kappa_exact_a(T, d, Fraction(sw) ** 2, Fraction(sv) ** 2))
-    fam = LDSFamily("a", T=T, d=d, sigma_w=float(sw), sigma_v=float(sv))
+    fam = LDSFamily(REFERENCE, T=T, d=d, sigma_w=float(sw), sigma_v=float(sv))
     return exact, kappa_mc_trajectories(fam, m, np.random.default_rng(seed))
 
 
@@ -109,7 +111,7 @@ def test_exact_kappa_equals_monte_carlo(claim, profile):
     draws = _draws(profile)
     z, at = _worst(draws, lambda T: 1.0)
     zw, at_w = _worst(draws, lambda T: (T - 1) / (T - 2))
-    common = {"claim": CLAIM, "paper_ref": REF, "setting": "a", "tolerance": Z_TOL,
+    common = {"claim": CLAIM, "paper_ref": REF, "setting": REFERENCE, "tolerance": Z_TOL,
               "comparator": "<=", "tolerance_source": "project"}
     claim.record(
         **common, check="kappa-vs-monte-carlo", measured=z,
@@ -150,7 +152,7 @@ def test_monte_carlo_standard_errors_are_calibrated(claim, profile):
     for scale, expect in ((1.0, "holds"), (0.5, "fails")):
         z = z0 / scale
         claim.record(
-            claim=CLAIM, check="mc-stderr-calibration", setting="a",
+            claim=CLAIM, check="mc-stderr-calibration", setting=REFERENCE,
             variant=None if scale == 1.0 else f"stderr-x{scale:g}",
             paper_ref=REF + " (Monte Carlo standard errors)",
             label=("sd over systems of (kappa_mc - kappa_exact) / stderr, minus 1"
@@ -166,10 +168,10 @@ def test_monte_carlo_standard_errors_are_calibrated(claim, profile):
 def test_exact_kappa_equals_quadrature_at_the_defaults(claim):
     """kappa at the paper's defaults: exact rational engine vs float64 quadrature of eq. 15's
     forms (docs/math.md sections 4.6 and 4.7); the value is quoted in section 4.4."""
-    exact = kappa_for("a")
-    quad = kappa(LDSFamily("a"), method="gauss-legendre").kappa
+    exact = kappa_for(REFERENCE)
+    quad = kappa(LDSFamily(REFERENCE), method="gauss-legendre").kappa
     claim.record(
-        claim=CLAIM, check="kappa-exact-vs-quadrature", setting="a", paper_ref=REF,
+        claim=CLAIM, check="kappa-exact-vs-quadrature", setting=REFERENCE, paper_ref=REF,
         label="|kappa_exact_rational - kappa_quadrature| / kappa_exact_rational",
         measured=abs(exact["kappa"] - quad) / exact["kappa"], tolerance=EXACT_REL_TOL,
         comparator="<=", tolerance_source="project",
@@ -188,7 +190,7 @@ def test_kappa_versus_T(claim):
     coefficients at T = 30."""
     table = {}
     methods = {}
-    for setting in ("a", "b", "c"):
+    for setting in SYMMETRIC_QUADRATURE:
         vals = []
         for T in KAPPA_T:
             fam = LDSFamily(setting, T=T)
@@ -196,7 +198,7 @@ def test_kappa_versus_T(claim):
             vals.append(kappa(fam, method=methods[setting]).kappa)
         table[setting] = vals
     claim.record(
-        claim=CLAIM, check="kappa-vs-T", setting="a-c", paper_ref=REF + " (kappa against T)",
-        label="kappa at T = 30 (setting a); the curve over T in the details", measured=table["a"][KAPPA_T.index(30)],
+        claim=CLAIM, check="kappa-vs-T", setting=span(SYMMETRIC_QUADRATURE), paper_ref=REF + " (kappa against T)",
+        label="kappa at T = 30 (setting a); the curve over T in the details", measured=table[REFERENCE][KAPPA_T.index(30)],
         kind="reported", details={"T": list(KAPPA_T), "kappa": table,
                                   "methods": methods})

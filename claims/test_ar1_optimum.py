@@ -40,10 +40,12 @@ from claims._ar1 import (
     moments_for,
 )
 from claims.reports.fig_training import loss_curves
+from claims.harness.coverage import CONTROLS, QUADRATURE, REFERENCE
 from claims.harness.known import known_params
 from claims.harness.profiles import PAPER, QUICK
 from claims.harness.seeds import rng_for
 from claims.harness.runs import AR1_SETTINGS, ar1_run, trained
+from claims.specs.ar1_optimum import SPEC
 from theory.ar import ar1_optimal_weights
 from theory.kappa import family_variances
 from theory.kappa_exact import kappa_exact_a, kappa_moments_quadrature
@@ -54,14 +56,14 @@ from theory.population import (
 )
 from theory.systems import LDSFamily
 
-CLAIM = "ar1-optimum"
+CLAIM = SPEC.name
 REF = "Thm 4.1, eq. 15"
 EXACT_REL_TOL = 1e-12  # float64 round-off for quantities computed exactly (project's)
 # --------------------------------------------------------------------------- 0. training runs
 
 
 @pytest.mark.parametrize("seed_index", range(max(QUICK.n_seeds, PAPER.n_seeds)))
-@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
+@pytest.mark.parametrize("setting", AR1_SETTINGS)
 def test_training_run(profile, setting, seed_index):
     """One run of the paper's protocol (trained once, cached): it learned a predictor.
 
@@ -168,7 +170,7 @@ def independent_kappa(setting: str) -> tuple[float, str]:
     gradient entry vanish by construction, whatever a 1/n slip or a shifted window did.
     """
     fam = LDSFamily(setting)
-    if setting == "a":
+    if fam.spec.exact_rational:
         sw2, sv2, s02 = family_variances(fam)                        # 0.1 -> 1/100
         return float(kappa_exact_a(fam.T, fam.d, sw2, sv2, s02)), "exact-rational"
     num, den = kappa_moments_quadrature(fam)
@@ -185,9 +187,9 @@ def _broken_moments(kind: str):
     by n/(n+1)).
     """
     if kind == "T+1-moments":
-        return population_moments(LDSFamily("a", T=31), 1)
-    mom = population_moments(LDSFamily("a"), 1)
-    n = LDSFamily("a").T - 2
+        return population_moments(LDSFamily(REFERENCE, T=31), 1)
+    mom = population_moments(LDSFamily(REFERENCE), 1)
+    n = LDSFamily(REFERENCE).T - 2
     f = n / (n + 1)
     return dataclasses.replace(mom, M=mom.M * f * f, c=mom.c * f)
 
@@ -210,19 +212,19 @@ def _stationarity_record(claim, setting, mom, kappa, kappa_method, expect, broke
     ).check()
 
 
-@pytest.mark.parametrize("setting", ["a", "b", "c", "asym"])
+@pytest.mark.parametrize("setting", QUADRATURE)
 def test_theta_star_is_stationary_numerically(claim, setting):
     """Exact population moments: the gradient at theta* vanishes (asym: premise fails)."""
     kappa, how = independent_kappa(setting)
     _stationarity_record(claim, setting, population_moments(LDSFamily(setting), 1), kappa, how,
-                         "fails" if setting == "asym" else "holds")
+                         "fails" if setting in CONTROLS else "holds")
 
 
 @pytest.mark.parametrize("broken", ["T+1-moments", "1/n-slip"])
 def test_control_broken_population_moments_are_not_stationary(claim, broken):
     """Negative controls: a population code with a planted defect fails the same check."""
-    kappa, how = independent_kappa("a")
-    _stationarity_record(claim, "a", _broken_moments(broken), kappa, how, "fails", broken)
+    kappa, how = independent_kappa(REFERENCE)
+    _stationarity_record(claim, REFERENCE, _broken_moments(broken), kappa, how, "fails", broken)
 
 
 # --------------------------------------------------------------------------- 3. global optimum
@@ -245,7 +247,7 @@ def _multistart(mom, n_starts, rng):
     return best
 
 
-@pytest.mark.parametrize("setting", ["a", "b", "c", "asym"])
+@pytest.mark.parametrize("setting", QUADRATURE)
 def test_theta_star_is_global_minimum(claim, profile, setting):
     """No beta beats theta* (even/odd split); a multi-start optimiser over theta agrees."""
     mom = population_moments(LDSFamily(setting), 1)
@@ -254,7 +256,7 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
     L_star = float(population_loss(beta_from_weights(W_V, W_QK), mom.M, mom.c, mom.v))
     beta_ls = np.linalg.lstsq(mom.M, mom.c, rcond=None)[0]            # unconstrained in beta
     L_min = float(population_loss(beta_ls, mom.M, mom.c, mom.v))
-    expect = "fails" if setting == "asym" else "holds"
+    expect = "fails" if setting in CONTROLS else "holds"
     claim.record(
         claim=CLAIM, check="global-min-over-beta", setting=setting,
         paper_ref=REF + " (global optimality)", label="(L(theta*) - min_beta L) / L(theta*)",

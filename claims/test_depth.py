@@ -68,95 +68,47 @@ prediction from the whole past (theory.stationary.simulate_with_filter).
    the excess at T = 10, are at most 0.05 -- it vanishes, where the LDS limit (check 3)
    does not.  Control: the weights optimal at T = 10 held fixed.
 
-**Trained stacks** (the paper profile; what training finds, a different question from the
-theorem's, reported as such): stacks of depth 1, 2, 4 at T = 10 ... 80 trained on the
-construction's eigenvalue law (lambda ~ U[-0.9, 0.9], x_0 ~ N(0, I); claims/harness/runs.py: each
-depth at its own learning rate, chosen on the held-out median squared error, docs/notes.md), each reported
-against the construction at the same depth and at L(T), the one-layer population optimum
-of the same law and T (exact quadrature moments), least squares and the best AR(2) of
-each system, as median squared errors over the filter's (their errors are heavy-tailed:
-tail shares and 90 % quantiles beside them).  One verdict, the premise of the comparison:
-the one-layer stack trains to within 2 % of its own optimum at each T (ours); control: its
-W_V scaled by 0.5.  And how heavy-tailed the late training loss is.
+The trained stacks (what training finds, a different question) are claims/test_depth_trained.py.
 """
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
-from scipy import stats as scistats
 
-from claims import _lds
-from claims.harness.runs import DEPTH_T, DEPTHS, STACK_S, STACK_SEEDS, depth_run, trained
+from claims._depth import (BOOT, C_DEPTH, ETA, FIXED_DEPTH, PLATEAU_T, RADIUS, RATE_T, S, baseline, boot_medians,
+                           depth_for, diverging, family, fit_intercept, one_system, plateau, rate_data, scaled_slope)
 from claims.harness.basins import clopper_pearson
-from claims.harness.seeds import claim_settings, rng_for, seed_for
-from claims.harness.stats import ratio_stderr, seed_fields
+from claims.harness.coverage import REFERENCE
+from claims.harness.seeds import claim_settings, seed_for
+from claims.harness.stats import ratio_stderr
+from claims.specs.depth import SPEC
 from models.construction import construction_prediction
-from theory.ar import context_stats, ols_ar, predict_ar, query_features
 from theory.construction import richardson_prediction
 from theory.iid import iid_moments, optimal_half_mse
-from theory.kalman import ar_population_predictor, kalman_predict
 from theory.optimum import population_optimum
-from theory.population import PopulationMoments, beta_from_weights, gaussian_feature_moments
-from theory.stationary import (autocovariances, best_ar, limit_excess, limit_moments, simulate_with_filter,
-                               stationary_family, stationary_moments, toeplitz_covariance, window2_eigen_bounds)
+from theory.population import beta_from_weights
+from theory.stationary import simulate_with_filter
 
-CLAIM = "depth"
+CLAIM = SPEC.name
 REF_RATE = ("Cole, Zhao, Lu, Zhang (NeurIPS 2025), as summarised by the second seed: depth O(log T) "
             "running Richardson iteration reaches error O(log T / T), comparable with least squares")
 REF_ONE = ("Cole et al. (NeurIPS 2025), as summarised by the second seed: a class of single-layer linear "
            "transformers keeps a non-vanishing error on LDS data")
 REF_IID = ("Cole et al. (NeurIPS 2025), as summarised by the second seed: on i.i.d. data one layer reaches "
            "O(1/T); the optimum's closed form after Mahankali et al. (2023)")
-REF_TRAINED = "reported: trained stacks (ours; the paper trains none), no claim about the theorem"
 
-S = STACK_S                 # the window (2)
-RADIUS = 0.9                     # eigenvalues on U[-0.9, 0.9] (ours, the source's stable systems)
-RATE_T = (20, 40, 80, 160, 320, 640)
-C_DEPTH = 7                      # L(T) = ceil(7 ln T) (ours; reason in the module doc)
-FIXED_DEPTH = 4                  # the control's depth: the trained stacks' deepest
 SLOPE_TOL = 0.1                  # slope of log(excess T / ln T) in log T: at most (ours)
 LS_FACTOR = 2.0                  # the construction's median excess over least squares': at most (ours)
 DIVERGE_TOL = 1e-3               # the divergent share at the largest T: at most (ours)
 CONTROL_STEP = 5.0               # the divergence control's step, in units of eta (5 / lambda_+)
-PLATEAU_T = (10, 20, 40, 80, 160)
 PLATEAU_REL = 0.05               # a / excess(T_min): non-vanishing at least, vanishing at most (ours)
 IID_D, IID_SIGMA = 2, 0.5        # the i.i.d. task (ours)
 IID_N_LIMIT = 10 ** 9            # context tokens standing in for n -> infinity (terms of order 1/n)
 IDENTITY_TOL = 1e-10
 ORACLE_TOL = 1e-8
-BOOT = 1000
-
-
-def _family(T: int):
-    return stationary_family(T, RADIUS)
-
-
-def lambda_plus() -> float:
-    """sup over the family of lambda_max(Gamma_2), reached with every eigenvalue at r:
-    sigma_v^2 + d sigma_w^2 / (1 - r) (theory.stationary.window2_eigen_bounds)."""
-    return window2_eigen_bounds(_family(30))[1]
-
-
-ETA = 1.0 / lambda_plus()
-
-
-def depth_for(T: int) -> int:
-    """L(T) = ceil(C_DEPTH ln T)."""
-    return math.ceil(C_DEPTH * math.log(T))
-
-
-def _fit_intercept(T, values) -> tuple[float, float]:
-    """(a, t95 half-width) of the least-squares fit values ~ a + b / T."""
-    X = np.stack([np.ones(len(T)), 1.0 / np.asarray(T, dtype=float)], 1)
-    coef, *_ = np.linalg.lstsq(X, np.asarray(values, dtype=float), rcond=None)
-    r = np.asarray(values) - X @ coef
-    dof = len(T) - 2
-    cov = (r @ r / dof) * np.linalg.inv(X.T @ X)
-    return float(coef[0]), float(scistats.t.ppf(0.975, dof) * math.sqrt(cov[0, 0]))
 
 
 # ------------------------------------------------------------------ 1. the construction
@@ -191,7 +143,7 @@ def test_the_construction_runs_richardson(claim, profile):
     @example(T=640, seed=5, frac=1.0, scale=1.0)
     def run(T, seed, frac, scale):
         rng = np.random.default_rng(seed)
-        y, _, _ = simulate_with_filter(_family(T).sample_systems(rng, 8), rng, T)
+        y, _, _ = simulate_with_filter(family(T).sample_systems(rng, 8), rng, T)
         steps = max(1, round(frac * depth_for(T)))
         etas = ETA * scale * rng.uniform(0.8, 1.0, steps)
         direct = richardson_prediction(y, S, steps, etas)
@@ -205,7 +157,7 @@ def test_the_construction_runs_richardson(claim, profile):
 
     run()
     for variant, vals, expect, what in ((None, errs, "holds", "max"), ("step-slipped-10pc", slipped_errs, "fails", "min")):
-        claim.record(claim=CLAIM, check="construction-identity", setting="a", s=S, variant=variant, paper_ref=REF_RATE,
+        claim.record(claim=CLAIM, check="construction-identity", setting=REFERENCE, s=S, variant=variant, paper_ref=REF_RATE,
                      label=(f"{what} over {len(vals)} draws of |stack - direct Richardson| / |direct|"
                             + (" (control: one step size slipped 10 %)" if expect == "fails" else "")),
                      measured=float(max(vals) if expect == "holds" else min(vals)), tolerance=IDENTITY_TOL,
@@ -216,79 +168,22 @@ def test_the_construction_runs_richardson(claim, profile):
 
 # ------------------------------------------------------------------ 2. its rate
 
-@functools.lru_cache(maxsize=None)
-def _rate(profile) -> dict:
-    """Per T (the profile's held-out count of systems, one sequence each): the
-    per-sequence conditional excesses over the per-system AR(2) optimum,
-    (f - m)^2 - (f* - m)^2, of the construction (depth L(T)), of the fixed-depth control and
-    of least squares, every sequence kept (a NaN from an overflowing iteration counts as
-    +inf: the worst error, never a dropped one); lambda_max(H) per sequence (the step eta
-    diverges where eta lambda_max(H) >= 2) and lambda_max(Gamma_2) per system."""
-    out = {}
-    for T in RATE_T:
-        rng = rng_for(CLAIM, "rate", T)
-        systems = _family(T).sample_systems(rng, profile.heldout_sequences)
-        y, m, _ = simulate_with_filter(systems, rng, T)
-        w, _ = best_ar(systems, S)
-        f_star = np.einsum("ms,ms->m", w, query_features(y, S))
-        H, _, _ = context_stats(y, S)
-        g = autocovariances(systems, 1)
-
-        def excess(f):
-            e = (f - m) ** 2 - (f_star - m) ** 2
-            return np.where(np.isnan(e), np.inf, e)
-        with np.errstate(over="ignore", invalid="ignore"):
-            out[T] = {"construction": excess(richardson_prediction(y, S, depth_for(T), ETA)),
-                      "fixed-depth": excess(richardson_prediction(y, S, FIXED_DEPTH, ETA)),
-                      "least-squares": excess(predict_ar(ols_ar(y, S, ridge=1e-8), y, S)),
-                      "lambda_max_H": np.linalg.eigvalsh(H)[:, -1],
-                      "lambda_max_gamma2": g[:, 0] + np.abs(g[:, 1])}
-    return out
-
-
-def _diverge(data_T: dict, eta: float) -> np.ndarray:
-    """Which sequences the fixed step ``eta`` does not contract: eta lambda_max(H) >= 2."""
-    return eta * data_T["lambda_max_H"] >= 2.0
-
-
-def _boot_medians(profile, key) -> tuple[np.ndarray, np.ndarray]:
-    """(medians (len(RATE_T),), bootstrap medians (BOOT, len(RATE_T))) of one predictor's
-    excess over every sequence, the diverging ones included; the resamples of each T are
-    independent and shared by every predictor (paired)."""
-    data = _rate(profile)
-    meds, boots = [], []
-    for T in RATE_T:
-        e = data[T][key]
-        idx = rng_for(CLAIM, "rate-bootstrap", T).integers(0, e.size, (BOOT, e.size))
-        meds.append(np.median(e))
-        boots.append(np.concatenate([np.median(e[chunk], 1) for chunk in np.array_split(idx, 10)]))
-    return np.array(meds), np.stack(boots, 1)
-
-
-def _scaled_slope(values) -> np.ndarray:
-    """Slope of log(excess T / ln T) against log T (over the last axis)."""
-    T = np.array(RATE_T, dtype=float)
-    z = np.log(np.maximum(values, 1e-300) * T / np.log(T))
-    x = np.log(T) - np.log(T).mean()
-    return (z - z.mean(-1, keepdims=True)) @ x / (x @ x)
-
-
 def test_the_construction_reaches_the_least_squares_rate(claim, profile):
     """Check 2 (module doc), on the median excess over every sequence: the slope of
     log(excess T / ln T) <= 0.1 at depth ceil(7 ln T), the excess at most 2 x least squares'
     at every T; control for both: depth fixed at 4.  The divergent share of the step
     eta = 1 / lambda_+ at T = 640 <= 1e-3; control: the step 5 / lambda_+.  Reported: the
     ratio of the means that count every sequence, and the divergent share at T = 20."""
-    data = _rate(profile)
+    data = rate_data(profile)
     meds, boots = {}, {}
     for key in ("construction", "fixed-depth", "least-squares"):
-        meds[key], boots[key] = _boot_medians(profile, key)
+        meds[key], boots[key] = boot_medians(profile, key)
         if not (meds[key] > 0).all() or not (boots[key] > 0).all():
             pytest.fail(f"a median excess of {key} over the AR(2) optimum is not positive (per T: "
                         f"{meds[key].tolist()}); the log-rate and the ratios are undefined")
     per_T, shares = {}, {}
     for i, T in enumerate(RATE_T):
-        div = _diverge(data[T], ETA)
+        div = diverging(data[T], ETA)
         k, n = int(div.sum()), int(div.size)
         shares[T] = {"diverging": k, "sequences": n, "share": k / n, "share_ci": list(clopper_pearson(k, n))}
         per_T[T] = {"depth": depth_for(T), "sequences": n, "diverging": k, "diverging_share_ci": shares[T]["share_ci"],
@@ -299,10 +194,10 @@ def test_the_construction_reaches_the_least_squares_rate(claim, profile):
               "per_T": per_T, "bootstrap": BOOT}
     for key, expect, variant, layers in (("construction", "holds", None, None),
                                          ("fixed-depth", "fails", "fixed-depth", FIXED_DEPTH)):
-        lo, hi = np.quantile(_scaled_slope(boots[key]), [0.025, 0.975])
-        slope = float(_scaled_slope(meds[key]))
+        lo, hi = np.quantile(scaled_slope(boots[key]), [0.025, 0.975])
+        slope = float(scaled_slope(meds[key]))
         claim.record(
-            claim=CLAIM, check="construction-median-rate-slope", setting="a", s=S, layers=layers, radius=RADIUS,
+            claim=CLAIM, check="construction-median-rate-slope", setting=REFERENCE, s=S, layers=layers, radius=RADIUS,
             variant=variant, paper_ref=REF_RATE,
             label=("slope over log T of log(median excess over the AR(2) optimum x T / ln T), every sequence, "
                    "depth ceil(7 ln T)" if expect == "holds"
@@ -314,7 +209,7 @@ def test_the_construction_reaches_the_least_squares_rate(claim, profile):
         ratio = meds[key] / meds["least-squares"]
         lo, hi = np.quantile((boots[key] / boots["least-squares"]).max(1), [0.025, 0.975])
         claim.record(
-            claim=CLAIM, check="construction-median-over-least-squares", setting="a", s=S, layers=layers,
+            claim=CLAIM, check="construction-median-over-least-squares", setting=REFERENCE, s=S, layers=layers,
             radius=RADIUS, variant=variant, paper_ref=REF_RATE,
             label=("max over T of the construction's median excess / least squares' (every sequence, the same ones)"
                    if expect == "holds" else f"control: the same ratio at a fixed depth {FIXED_DEPTH}"),
@@ -324,7 +219,7 @@ def test_the_construction_reaches_the_least_squares_rate(claim, profile):
                                     "statistic": "median over every sequence"})
     mean_ratio = {T: per_T[T]["mean_construction"] / per_T[T]["mean_least-squares"] for T in RATE_T}
     claim.record(
-        claim=CLAIM, check="construction-mean-over-least-squares", setting="a", s=S, radius=RADIUS,
+        claim=CLAIM, check="construction-mean-over-least-squares", setting=REFERENCE, s=S, radius=RADIUS,
         paper_ref=REF_RATE,
         label="max over T of the construction's mean excess / least squares', every sequence (the diverging ones dominate)",
         measured=max(mean_ratio.values()), kind="reported",
@@ -340,11 +235,11 @@ def test_the_construction_reaches_the_least_squares_rate(claim, profile):
         eta = mult * ETA
         sh = {}
         for T in RATE_T:
-            k, n = int(_diverge(data[T], eta).sum()), int(data[T]["lambda_max_H"].size)
+            k, n = int(diverging(data[T], eta).sum()), int(data[T]["lambda_max_H"].size)
             sh[T] = {"diverging": k, "sequences": n, "share": k / n, "share_ci": list(clopper_pearson(k, n)),
                      "population_share": float(np.mean(eta * data[T]["lambda_max_gamma2"] >= 2.0))}
         claim.record(
-            claim=CLAIM, check="construction-divergence-vanishes", setting="a", s=S, T=T1, radius=RADIUS,
+            claim=CLAIM, check="construction-divergence-vanishes", setting=REFERENCE, s=S, T=T1, radius=RADIUS,
             variant=variant, paper_ref=REF_RATE,
             label=(f"share of sequences on which the step eta = 1 / lambda_+ diverges (eta lambda_max(H) >= 2), T = {T1}"
                    if expect == "holds" else
@@ -354,7 +249,7 @@ def test_the_construction_reaches_the_least_squares_rate(claim, profile):
             details={"eta": eta, "eta_lambda_plus": mult, "per_T": sh})
     T0 = RATE_T[0]
     claim.record(
-        claim=CLAIM, check="construction-divergence-share", setting="a", s=S, T=T0, radius=RADIUS, paper_ref=REF_RATE,
+        claim=CLAIM, check="construction-divergence-share", setting=REFERENCE, s=S, T=T0, radius=RADIUS, paper_ref=REF_RATE,
         label=f"share of sequences on which the fixed step diverges (eta lambda_max(H) >= 2), T = {T0}",
         measured=shares[T0]["share"], interval=tuple(shares[T0]["share_ci"]),
         interval_kind="clopper-pearson95", kind="reported",
@@ -365,56 +260,13 @@ def test_the_construction_reaches_the_least_squares_rate(claim, profile):
 
 # ------------------------------------------------------------------ 3. the one-layer plateau
 
-def _limit(systems, seed: int, starts: int) -> dict:
-    """The one layer's T = infinity limit on ``systems`` (module doc; theory.stationary.
-    limit_moments): its optimum over the limit moments, and per system the limit
-    predictor's excess over the best AR(2), (u - w*)^T Gamma_2 (u - w*), and the best AR(2)
-    error variance."""
-    opt = population_optimum(limit_moments(systems, S), seed, starts=starts, in_class=False)
-    beta = beta_from_weights(opt.W_V, opt.W_QK)
-    return {"two_L": 2 * opt.loss, "excess": limit_excess(systems, S, beta), "var": best_ar(systems, S)[1]}
-
-
-@functools.lru_cache(maxsize=None)
-def _baseline(profile) -> dict:
-    """The limit over 10 x mc_systems stationary systems (the best AR(2) errors of the same
-    systems are the plateau's baseline)."""
-    systems = _family(30).sample_systems(rng_for(CLAIM, "ar2-baseline"), 10 * profile.mc_systems)
-    return _limit(systems, seed_for(CLAIM, "limit"), max(32, profile.multistart))
-
-
-@functools.lru_cache(maxsize=None)
-def _plateau(profile) -> dict:
-    """2 L*(T) of one layer on the stationary systems (exact quadrature moments)."""
-    out = {}
-    for T in PLATEAU_T:
-        opt = population_optimum(stationary_moments(S, _family(T)), seed_for(CLAIM, "plateau", T),
-                                 starts=max(32, profile.multistart), in_class=False)
-        out[T] = 2 * opt.loss
-    return out
-
-
-def _one_system(profile) -> dict:
-    """The control's family of one system: its limit excess and its exact excess at T = 10
-    (per-system moments, theory.population.gaussian_feature_moments)."""
-    systems = _family(30).sample_systems(rng_for(CLAIM, "one-system"), 1)
-    lim = _limit(systems, seed_for(CLAIM, "one-system-limit"), max(32, profile.multistart))
-    M, c, v = gaussian_feature_moments(toeplitz_covariance(systems, PLATEAU_T[0]), S)
-    f = c.shape[-1]
-    mom = PopulationMoments(s=S, M=M[0], c=c[0], v=float(v[0]), M_se=np.zeros((f, f)), c_se=np.zeros(f),
-                            v_se=0.0, method="one-system")
-    opt = population_optimum(mom, seed_for(CLAIM, "one-system", PLATEAU_T[0]), starts=max(32, profile.multistart),
-                             in_class=False)
-    return {"limit": float(lim["excess"][0]), "excess_T0": 2 * opt.loss - float(lim["var"][0])}
-
-
 def test_one_layer_keeps_a_plateau(claim, profile):
     """Check 3 (module doc): the T = infinity limit of the one-layer optimum's excess over the
     AR(2) optimum, computed directly, over the exact excess at T = 10, >= 0.05; the exact
     finite-T optima (quadrature) lie above the limit (a second route); control: a family of
     one system (one layer can hold one system's AR(2) weights: its limit excess is 0).
     Reported: the fit a + b/T over T = 10..160, whose a the curvature of this range biases."""
-    two_L, base = _plateau(profile), _baseline(profile)
+    two_L, base = plateau(profile), baseline(profile)
     var, lim = base["var"], base["excess"]
     T0 = PLATEAU_T[0]
     excess = np.array([two_L[T] - float(var.mean()) for T in PLATEAU_T])
@@ -423,16 +275,16 @@ def test_one_layer_keeps_a_plateau(claim, profile):
     r = float(lim.mean() / excess[0])
     se = ratio_stderr(lim, two_L[T0] - var)                      # paired: the same systems
     claim.record(
-        claim=CLAIM, check="one-layer-limit-excess", setting="a", s=S, layers=1, radius=RADIUS, paper_ref=REF_ONE,
+        claim=CLAIM, check="one-layer-limit-excess", setting=REFERENCE, s=S, layers=1, radius=RADIUS, paper_ref=REF_ONE,
         label=f"T = infinity limit of the one-layer optimum's excess over the AR(2) optimum / its excess at T = {T0}",
         measured=r, interval=(r - 1.96 * se, r + 1.96 * se), interval_kind="mc95",
         tolerance=PLATEAU_REL, comparator=">=", tolerance_source="project",
         details={"limit_excess": float(lim.mean()), "limit_two_L_star": base["two_L"], "T": list(PLATEAU_T),
                  "two_L_star": [two_L[T] for T in PLATEAU_T], "excess": excess.tolist(),
                  "mean_ar2_error": float(var.mean()), "systems": int(var.size)})
-    one = _one_system(profile)
+    one = one_system(profile)
     claim.record(
-        claim=CLAIM, check="one-layer-limit-excess", setting="a", s=S, layers=1, radius=RADIUS, variant="one-system",
+        claim=CLAIM, check="one-layer-limit-excess", setting=REFERENCE, s=S, layers=1, radius=RADIUS, variant="one-system",
         paper_ref=REF_ONE, label="control: the same ratio for a family of one system",
         measured=one["limit"] / one["excess_T0"], tolerance=PLATEAU_REL, comparator=">=",
         tolerance_source="project", expect="fails", details=one)
@@ -440,17 +292,17 @@ def test_one_layer_keeps_a_plateau(claim, profile):
     gap = np.array([two_L[T] - base["two_L"] for T in PLATEAU_T])
     se_lim = float(np.std(lim + var, ddof=1) / np.sqrt(var.size))
     claim.record(
-        claim=CLAIM, check="one-layer-optimum-above-limit", setting="a", s=S, layers=1, radius=RADIUS,
+        claim=CLAIM, check="one-layer-optimum-above-limit", setting=REFERENCE, s=S, layers=1, radius=RADIUS,
         paper_ref=REF_ONE, label="min over T of 2 L*(T) (quadrature) - its T = infinity limit (Monte Carlo)",
         measured=float(gap.min()), interval=(float(gap.min() - 1.96 * se_lim), float(gap.min() + 1.96 * se_lim)),
         interval_kind="mc95", tolerance=0.0, comparator=">=", tolerance_source="project",
         details={"gap_per_T": dict(zip(PLATEAU_T, gap.tolist())), "decreasing": bool(np.all(np.diff(gap) < 0)),
                  "limit_stderr": se_lim})
-    a, hw = _fit_intercept(PLATEAU_T, excess)
+    a, hw = fit_intercept(PLATEAU_T, excess)
     se_base = float(var.std(ddof=1) / np.sqrt(var.size))
     corners = [(a + da - dv) / (excess[0] - dv) for da in (-hw, hw) for dv in (-1.96 * se_base, 1.96 * se_base)]
     claim.record(
-        claim=CLAIM, check="one-layer-plateau-fit", setting="a", s=S, layers=1, radius=RADIUS, paper_ref=REF_ONE,
+        claim=CLAIM, check="one-layer-plateau-fit", setting=REFERENCE, s=S, layers=1, radius=RADIUS, paper_ref=REF_ONE,
         label=f"a / excess(T = {T0}) of the fit a + b/T over T = {T0}..{PLATEAU_T[-1]} (biased by the range's curvature)",
         measured=a / excess[0], interval=(float(min(corners)), float(max(corners))), interval_kind="t95-fit+mc",
         kind="reported", details={"a": a, "a_halfwidth": hw, "limit_over_excess": r})
@@ -500,7 +352,7 @@ def test_one_layer_error_vanishes_on_iid_data(claim, profile):
                    if expect == "holds" else "control: the same for the weights optimal at T = 10, held fixed"),
             measured=limit / excess[0], tolerance=PLATEAU_REL, comparator="<=", tolerance_source="project",
             expect=expect, details={"limit_excess": limit, "excess_T10": float(excess[0]), "n": IID_N_LIMIT})
-        a, hw = _fit_intercept(PLATEAU_T, excess)
+        a, hw = fit_intercept(PLATEAU_T, excess)
         claim.record(
             claim=CLAIM, check="iid-excess-vanishes", setting="iid", s=IID_D, layers=1, variant=variant,
             paper_ref=REF_IID,
@@ -510,137 +362,4 @@ def test_one_layer_error_vanishes_on_iid_data(claim, profile):
             tolerance=PLATEAU_REL, comparator="<=", tolerance_source="project", expect=expect,
             details={"T": list(PLATEAU_T), "n": [d[T]["n"] for T in PLATEAU_T], "excess": excess.tolist(),
                      "d": IID_D, "sigma": IID_SIGMA})
-    claim.check_all()
-
-
-# ------------------------------------------------------------------ reported: the trained stacks
-
-
-def _needs_stacks(profile):
-    """Skip where the profile leaves the trained stacks out (``Profile.depth_stacks``)."""
-    if not profile.depth_stacks:
-        pytest.skip(f"profile {profile.name}: the depth grid's trained stacks (reported rows, no verdict) "
-                    "train in the paper profile only")
-
-@pytest.mark.parametrize("seed_index", range(STACK_SEEDS))
-@pytest.mark.parametrize("T", DEPTH_T)
-@pytest.mark.parametrize("layers", DEPTHS)
-def test_training_run(profile, layers, T, seed_index):
-    """One stack of the depth grid (cached); sanity: it learned something -- the held-out
-    loss of its final weights (``eval_loss``: the full forward pass, float64) is below the
-    training loss of its first steps.  Not the mean training loss of the last steps
-    (``final_loss``): a stack's per-sequence loss is so heavy-tailed that a rare batch can
-    lift that mean above the first steps' loss with the weights fixed
-    (:func:`test_training_loss_tails`)."""
-    _needs_stacks(profile)
-    run = trained(depth_run(layers, T, profile.stack_batch, seed_index), profile)
-    assert np.isfinite(run.eval_loss) and run.eval_loss < run.loss_history[0]
-
-
-#: the late phase of a run: its last 10 % of steps, where the learning rate of the cosine
-#: schedule is below 3 % of its peak (the weights barely move)
-LATE = 0.1
-#: a late loss bin this many times the late median counts as a spike
-SPIKE = 10.0
-
-
-@pytest.mark.parametrize("layers", DEPTHS)
-def test_training_loss_tails(claim, profile, layers):
-    """Reported: how heavy-tailed the training loss of the stacks of depth L is late in
-    training.  Per run (4 T x 3 seeds), the largest late bin of ``loss_history`` (means of
-    consecutive steps) over the median late bin; with the weights nearly fixed, a spike is
-    a rare batch on which the stack errs enormously.  Such errors (a prediction of degree
-    3^L in the observations) are too rare to show in 2e4 held-out sequences, so the
-    held-out MSEs of the stacks are typical-case estimates; the population MSE of a deep
-    stack may be far larger (docs/math.md section 7)."""
-    _needs_stacks(profile)
-    ratios, keys, runs = [], [], []
-    for T in DEPTH_T:
-        for i in range(STACK_SEEDS):
-            h = np.asarray(trained(depth_run(layers, T, profile.stack_batch, i), profile).loss_history)
-            late = h[int(round((1 - LATE) * len(h))):]
-            ratios.append(float(late.max() / np.median(late)))
-            keys.append(f"T={T} seed {i}")
-            runs.append(depth_run(layers, T, profile.stack_batch, i))
-    claim.record(claim=CLAIM, check="training-loss-tails", setting="a", s=STACK_S, layers=layers,
-                 paper_ref=REF_TRAINED, runs=runs, run_values=ratios, label=f"runs with a late training-loss bin > {SPIKE:g} x the late median (of {len(ratios)})",
-                 measured=float(sum(r > SPIKE for r in ratios)), kind="reported",
-                 details={"largest_late_bin_over_median": max(ratios), "per_run": dict(zip(keys, ratios)),
-                          "late_fraction": LATE, "batch": profile.stack_batch})
-
-
-@functools.lru_cache(maxsize=None)
-def _grid(profile) -> dict:
-    """Per T, on held-out sequences of the trained stacks' law (setting a, radius 0.9,
-    x_0 ~ N(0, I), claims/harness/runs.py): the squared errors of every trained stack, of the
-    construction at the stacks' depths and at L(T), of the one-layer optimum, of least
-    squares, of the best AR(2) of each system and of the Kalman filter."""
-    out = {}
-    for T in DEPTH_T:
-        systems, y = _lds.heldout_systems("a", profile.heldout_sequences, T, RADIUS)
-        target, q = y[:, -1], query_features(y, S)
-        mom, opt = _lds.one_layer_optimum(CLAIM, T, RADIUS, profile.multistart)
-        refs = {"kalman": kalman_predict(systems, y).prediction,
-                "least-squares": predict_ar(ols_ar(y, S, ridge=1e-8), y, S),
-                "best-ar2-of-the-system": np.einsum("ms,ms->m", ar_population_predictor(systems, T, S)[0], q),
-                "one-layer-optimum": _lds.layer_prediction(opt.W_V, opt.W_QK, y)}
-        for L in sorted({*DEPTHS, depth_for(T)}):
-            with np.errstate(all="ignore"):
-                refs[f"construction-L={L}"] = construction_prediction(y, S, L, ETA)
-        errs = {k: (v - target) ** 2 for k, v in refs.items()}
-        models = {L: [(_lds.predict(trained(depth_run(L, T, profile.stack_batch, i), profile), y) - target) ** 2
-                      for i in range(STACK_SEEDS)] for L in DEPTHS}
-        out[T] = {"refs": errs, "models": models, "moments": mom, "optimum": opt}
-    return out
-
-
-@pytest.mark.parametrize("T", DEPTH_T)
-def test_trained_stacks_against_the_construction_and_the_one_layer_optimum(claim, profile, T):
-    """Reported (what training finds, not the theorem): at this T, the median squared
-    error over the filter's of each depth's trained stacks (mean over seeds, t interval,
-    with the tail share -- sequences beyond 10 x the filter's MSE -- and the 90 % quantile),
-    of the construction at the same depths and at L(T), of the one-layer optimum, of least
-    squares and of the best AR(2) of each system.  Medians: a stack's error is a
-    polynomial of degree 3^L in the observations, so heavy-tailed that a mean over 2e4
-    sequences would be a typical-case figure anyway (:func:`test_training_loss_tails`)."""
-    _needs_stacks(profile)
-    row = _grid(profile)[T]
-    kf = row["refs"]["kalman"]
-    for L in DEPTHS:
-        summ = [_lds.error_summary(e, kf) for e in row["models"][L]]
-        per = [x["median"] for x in summ]
-        claim.record(claim=CLAIM, check="trained-median-error", setting="a", s=S, T=T, layers=L, radius=RADIUS,
-                     paper_ref=REF_TRAINED, label=f"median squared error / the filter's: trained stacks, L = {L}",
-                     runs=[depth_run(L, T, profile.stack_batch, i) for i in range(STACK_SEEDS)],
-                     kind="reported", **seed_fields(per), bounds=(0.0, None),
-                     details={"tail_share_per_seed": [x["tail_share"] for x in summ],
-                              "tail_multiple_of_filter_mse": _lds.TAIL_MULTIPLE,
-                              "q90_ratio_per_seed": [x["q90"] for x in summ],
-                              "over_one_layer_optimum_per_seed": [
-                                  v / _lds.error_summary(row["refs"]["one-layer-optimum"], kf)["median"] for v in per],
-                              "lr": float(trained(depth_run(L, T, profile.stack_batch, 0), profile).config.lr)})
-    for name, err in row["refs"].items():
-        if name == "kalman":
-            continue
-        L = int(name.split("=")[1]) if name.startswith("construction-L=") else None
-        summary = _lds.error_summary(err, kf)
-        claim.record(claim=CLAIM, check="reference-median-error", setting="a", s=S, T=T, radius=RADIUS,
-                     variant=name, paper_ref=REF_TRAINED,
-                     label=f"median squared error / the filter's: {name.replace('-', ' ')}"
-                           + (" (L(T))" if L == depth_for(T) else ""),
-                     measured=summary["median"], kind="reported",
-                     details={"tail_share": summary["tail_share"], "non_finite": summary["non_finite"]})
-    claim.check_all()
-
-
-@pytest.mark.parametrize("T", DEPTH_T)
-def test_one_layer_stack_trains_to_its_optimum(claim, profile, T):
-    """The one-layer stack against its own population optimum at this T (training quality,
-    the premise of comparing stacks): L(theta_trained) / L* per seed, exact quadrature
-    moments of the stacks' law, the seed mean with its t interval <= 1.02 (ours).
-    Control, on the same runs and T: W_V scaled by 0.5 (a broken variant; its cost at the
-    optimum itself is in the record's details)."""
-    _needs_stacks(profile)
-    _lds.record_one_layer_quality(claim, profile, claim_name=CLAIM, ref=REF_TRAINED, T=T, radius=RADIUS,
-                                  runs=[depth_run(1, T, profile.stack_batch, i) for i in range(STACK_SEEDS)])
     claim.check_all()

@@ -32,15 +32,17 @@ from claims._ar1 import (
     kappa_for,
 )
 from claims._lds import layer_prediction
+from claims.harness.coverage import SYMMETRIC, span
 from claims.harness.known import known_params
 from claims.harness.seeds import claim_settings, rng_for
 from claims.harness.runs import AR1_SETTINGS, ar1_run, trained
 from claims.harness.stats import ratio_stderr
+from claims.specs.gd_equivalence import SPEC
 from theory.ar import ar1_optimal_weights, gd, predict_ar
 from theory.kappa_exact import kappa_exact_a
 from theory.systems import LDSFamily
 
-CLAIM = "gd-equivalence"
+CLAIM = SPEC.name
 REF = "Thm 4.1 (one GD step, eta = kappa)"
 EXACT_REL_TOL = 1e-12   # float64 round-off of an exact identity, relative (project's)
 #: Trained layers: RMS prediction gap to GD(eta = kappa) as a fraction of std(y_T).  The
@@ -62,7 +64,7 @@ def _hypothesis_gap(profile, eta_factor, kappa_T_shift=0):
     worst = {"gap": -1.0}
 
     @claim_settings(profile)
-    @given(setting=st.sampled_from(["a", "b", "c", "d"]), T=st.integers(4, 40),
+    @given(setting=st.sampled_from(SYMMETRIC), T=st.integers(4, 40),
            d=st.integers(1, 6), sw=st.sampled_from(["0.05", "0.1", "0.3"]),
            sv=st.sampled_from(["0.05", "0.1", "0.3"]), family=st.sampled_from(["value", "key"]),
            seed=st.integers(0, 2 ** 32 - 1))
@@ -93,7 +95,7 @@ def test_theta_star_predicts_one_gd_step(claim, profile, eta_factor, shift, expe
     """theta* through the layer's forward pass == one GD step with eta = kappa (float64)."""
     worst = _hypothesis_gap(profile, eta_factor, shift)
     claim.record(
-        claim=CLAIM, check="theta-star-is-one-gd-step", setting="a-d",
+        claim=CLAIM, check="theta-star-is-one-gd-step", setting=span(SYMMETRIC),
         variant=None if expect == "holds" else ("eta=1.1kappa" if eta_factor != 1.0 else "kappa-of-T+1"),
         paper_ref=REF,
         label=(f"max|y_hat(theta*[kappa(T{'+1' if shift else ''})]) - y_hat_GD"

@@ -71,14 +71,16 @@ import numpy as np
 import pytest
 
 from claims.harness.basins import clopper_pearson
+from claims.harness.coverage import REFERENCE, SYMMETRIC, span
 from claims.harness.known import known_params
 from claims.harness.seeds import rng_for
+from claims.specs.improper_learning import SPEC
 from theory.ar import ols_ar, predict_ar
 from theory.stationary import paired_rate, stationary_ar_excess, window_rate
 from theory.kalman import ar_population_predictor, kalman_predict, steady_state
 from theory.systems import LDSFamily, Systems
 
-CLAIM = "improper-learning"
+CLAIM = SPEC.name
 REF = "paper, Sec. 3: AR(s) approximation of the Kalman filter (after Tsiamis-Pappas, Kozdoba et al.)"
 T_LONG = 160
 S_MAX = 40
@@ -87,7 +89,7 @@ FIT_PAIRS = 4               # the rate: the paired slope over the last 4 pairs o
 RATE_TOL = 0.1              # a system matches the rate when |slope / (2 log rho(L)) - 1| <= this (ours)
 TARGET_SHARE = 0.9          # ... and the check holds when at least this share of systems do (ours)
 STRATA = (1, 2, 3, 5)       # the state dimensions; 5 is the paper's
-SETTINGS = ("a", "b", "c", "d")
+SETTINGS = SYMMETRIC
 D1_FLOOR = 1e-12            # the d = 1 step ratios are read where the excess is exact to 1e-8
 D1_TOL = 1e-6               # ... and may exceed 1 by rounding only
 PM_LAMBDA = ((-0.3576, 0.3465), (0.3, -0.3))      # the issue's +-lambda systems (setting a's noise)
@@ -201,7 +203,7 @@ def _label(what: str, d: int) -> str:
             f"log-rate of {what} (target >= {TARGET_SHARE})")
 
 
-@pytest.mark.parametrize("d", known_params(lambda d: f"{CLAIM}/rate-share/a-d/d={d}", [x for x in STRATA if x > 1]))
+@pytest.mark.parametrize("d", known_params(lambda d: f"{CLAIM}/rate-share/{span(SETTINGS)}/d={d}", [x for x in STRATA if x > 1]))
 def test_ar_excess_decays_like_rho_squared(claim, profile, d):
     """Per d >= 2: the share of systems whose excess decays like rho(L)^(2s) (paired fit,
     within 10 %), against the target 0.9; controls: the same share against rho(L)^s and
@@ -214,7 +216,7 @@ def test_ar_excess_decays_like_rho_squared(claim, profile, d):
                                        ("ratio_rho_A_2s", "control: rho(A)^(2s)", f"d={d},rate-rho-A-2s", "fails")):
         fields, sh = _rate_fields(rows, key)
         claim.record(
-            claim=CLAIM, check="rate-share", setting="a-d", variant=variant, paper_ref=REF,
+            claim=CLAIM, check="rate-share", setting=span(SETTINGS), variant=variant, paper_ref=REF,
             label=_label(what, d), **fields, tolerance=TARGET_SHARE, comparator=">=", tolerance_source="project",
             expect=expect, details={**common, "d": d, **_summary(rows, key)},
             decide=_decide(sh["k"], sh["n"]) if sh["interval"][0] < TARGET_SHARE <= sh["interval"][1] else None)
@@ -243,7 +245,7 @@ def test_d1_rate_is_structural(claim, profile):
     fields, sh = _rate_fields(rows, "ratio")
     fitted = [r for r in rows if r["fitted"]]
     claim.record(
-        claim=CLAIM, check="rate-share", setting="a-d", variant="d=1", paper_ref=REF, kind="reported",
+        claim=CLAIM, check="rate-share", setting=span(SETTINGS), variant="d=1", paper_ref=REF, kind="reported",
         label=f"share of d = 1 systems whose paired slope of log excess is within {RATE_TOL:.0%} of the log-rate of "
               "rho(L)^(2s) (one mode: the rate by structure)",
         **fields,
@@ -253,7 +255,7 @@ def test_d1_rate_is_structural(claim, profile):
     for d, variant, expect in ((1, "d=1", "holds"), (2, "d=2", "fails")):
         hi, lo, first = _step_ratios(_stratum(d, profile.improper_systems)[1])
         claim.record(
-            claim=CLAIM, check="d1-step-ratio", setting="a-d", variant=variant, paper_ref=REF,
+            claim=CLAIM, check="d1-step-ratio", setting=span(SETTINGS), variant=variant, paper_ref=REF,
             label=(f"max over d = {d} systems and windows with excess > {D1_FLOOR:g} of "
                    "excess(s+1) / (rho(L)^2 excess(s)) - 1: at most rounding (V_(s+1) <= V_s)"),
             measured=hi, tolerance=D1_TOL, comparator="<=", tolerance_source="project", expect=expect,
@@ -266,7 +268,7 @@ def test_d1_rate_is_structural(claim, profile):
 def test_pm_lambda_systems(claim, profile):
     """The +-lambda systems whose excess falls in steps of two windows (setting a's noise,
     d = 2): the paired fit gets their rate; control: the one-window fit does not."""
-    fam = LDSFamily("a", d=2, T=T_LONG)
+    fam = LDSFamily(REFERENCE, d=2, T=T_LONG)
     lam = np.array(PM_LAMBDA)
     A = np.zeros((len(lam), 2, 2))
     A[:, [0, 1], [0, 1]] = lam
@@ -287,7 +289,7 @@ def test_pm_lambda_systems(claim, profile):
                                        ("one_window_ratio", "one-window-fit", "fails",
                                         "control: one-window fit on 1e-10 < excess < 1e-3")):
         claim.record(
-            claim=CLAIM, check="rate-pm-lambda", setting="a", variant=variant, paper_ref=REF,
+            claim=CLAIM, check="rate-pm-lambda", setting=REFERENCE, variant=variant, paper_ref=REF,
             label=f"max over A = diag(-0.3576, 0.3465), diag(0.3, -0.3) of |{what} slope / (2 log rho(L)) - 1|",
             measured=float(max(abs(c[key] - 1) for c in cases)), tolerance=RATE_TOL, comparator="<=",
             tolerance_source="project", expect=expect, details={"cases": cases, "d": 2})
@@ -303,7 +305,7 @@ def test_estimation_tradeoff(claim, profile):
     in-context least squares AR(s) and of the best AR(s) predictor of each known system,
     s = 1..8.  Least squares' error is Rao-Blackwellised through the filter's prediction
     (E (y_T - f)^2 = E (f - m)^2 + E v); the best AR(s)'s is exact per system."""
-    fam = LDSFamily("a", T=TRADEOFF_T)
+    fam = LDSFamily(REFERENCE, T=TRADEOFF_T)
     systems, y = fam.sample(rng_for(CLAIM, "tradeoff"), profile.heldout_sequences)
     kf = kalman_predict(systems, y)
     filt = float(kf.variance.mean())
@@ -314,7 +316,7 @@ def test_estimation_tradeoff(claim, profile):
         best[s] = float(ar_population_predictor(systems, TRADEOFF_T, s)[1].mean()) / filt
     s_best = min(ls, key=ls.get)
     claim.record(
-        claim=CLAIM, check="estimation-tradeoff", setting="a", T=TRADEOFF_T, paper_ref=REF,
+        claim=CLAIM, check="estimation-tradeoff", setting=REFERENCE, T=TRADEOFF_T, paper_ref=REF,
         label=f"the window s (1..{TRADEOFF_S[-1]}) at which in-context least squares AR(s) predicts best, T = {TRADEOFF_T}",
         measured=s_best, kind="reported",
         details={"least_squares_mse_over_filter": ls, "best_ar_mse_over_filter": best,

@@ -30,16 +30,18 @@ from hypothesis import given, strategies as st
 
 from claims import _ars, _lds
 from claims._lds import paired_ratio
+from claims.harness.coverage import REFERENCE, SYMMETRIC, span
 from claims.harness.known import known_params
 from claims.harness.seeds import claim_settings, rng_for
-from claims.harness.runs import PARITY_SETTINGS as SETTINGS, PARITY_WINDOWS as WINDOWS, trained, trained_layer_run
+from claims.harness.runs import trained, trained_layer_run
 from claims.harness.stats import ratio_stderr
+from claims.specs.kalman_parity import PARITY_SETTINGS as SETTINGS, PARITY_WINDOWS as WINDOWS, SPEC
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import ar_population_predictor, kalman_predict, optimal_mse
 from theory.n4sid import n4sid_predict
 from theory.systems import LDSFamily, Systems
 
-CLAIM = "kalman-parity"
+CLAIM = SPEC.name
 REF = "Sec. 1 (motivation: on par with the Kalman filter)"
 REF_OPT = "Sec. 1 (the Kalman filter is optimal)"
 PARITY_TOL = 1.05      # MSE / MSE_Kalman at most this: "on par" (project's)
@@ -59,7 +61,7 @@ def test_filter_error_by_the_recursion_is_the_cholesky_optimum(claim, profile):
     worst = {"holds": 0.0, "wrong-A": np.inf}
 
     @claim_settings(profile)
-    @given(setting=st.sampled_from(["a", "b", "c", "d"]), d=st.integers(1, 5), T=st.integers(3, 40),
+    @given(setting=st.sampled_from(SYMMETRIC), d=st.integers(1, 5), T=st.integers(3, 40),
            seed=st.integers(0, 2 ** 32 - 1))
     def run(setting, d, T, seed):
         fam = LDSFamily(setting, d=d, T=T)
@@ -82,7 +84,7 @@ def test_filter_error_by_the_recursion_is_the_cholesky_optimum(claim, profile):
     run()
     for key, expect in (("holds", "holds"), ("wrong-A", "fails")):
         claim.record(
-            claim=CLAIM, check="filter-error-is-cholesky-optimum", setting="a-d",
+            claim=CLAIM, check="filter-error-is-cholesky-optimum", setting=span(SYMMETRIC),
             variant=None if expect == "holds" else "filter-of-minus-A", paper_ref=REF_OPT,
             label=("max over draws of |S_T (recursion) / L[T,T]^2 (Cholesky of K) - 1|" if expect == "holds"
                     else "control: min over draws of |error of the filter of -A / optimum - 1|"),
@@ -195,11 +197,11 @@ def test_per_position_mse(claim, profile):
     predicting y_t from y_1..y_(t-1) at every position t, for the Kalman filter, the trained
     AR(1) and AR(4) layers (seed 0; the layer applies to any context length) and in-context
     least squares AR(1) and AR(4), on the first 5000 held-out sequences."""
-    systems, y_all, _, _ = _kalman("a", profile.heldout_sequences)
+    systems, y_all, _, _ = _kalman(REFERENCE, profile.heldout_sequences)
     y = y_all[:PER_POSITION_SEQUENCES]
     sub = Systems(A=systems.A[:len(y)], c=systems.c[:len(y)], Sigma_w=systems.Sigma_w,
                   Sigma_0=systems.Sigma_0, sigma_v=systems.sigma_v, T=systems.T)
-    layers = {s: _trained("a", s, 0, profile) for s in (1, 4)}
+    layers = {s: _trained(REFERENCE, s, 0, profile) for s in (1, 4)}
     ts = list(range(7, y.shape[1] + 1))
     curves = {"Kalman filter": [], "layer s=1 (seed 0)": [], "layer s=4 (seed 0)": [],
               "least squares AR(1)": [], "least squares AR(4)": []}
@@ -211,7 +213,7 @@ def test_per_position_mse(claim, profile):
             curves[f"layer s={s} (seed 0)"].append(float(_layer_errors(run, yt).mean()))
             curves[f"least squares AR({s})"].append(
                 float(np.mean((predict_ar(ols_ar(yt, s, ridge=1e-8), yt, s) - target) ** 2)))
-    claim.record(claim=CLAIM, check="per-position-mse", setting="a", paper_ref=REF,
+    claim.record(claim=CLAIM, check="per-position-mse", setting=REFERENCE, paper_ref=REF,
                  label="per-position MSE at t = T (the curves over t in the details)",
                  measured=curves["Kalman filter"][-1], kind="reported",
                  details={"t": ts, "mse": curves, "sequences": len(y)})

@@ -40,22 +40,20 @@ from hypothesis import given, strategies as st
 
 from claims import _ars
 from claims._lds import layer_prediction
+from claims.harness.coverage import CONTROLS, SYMMETRIC, span
 from claims.harness.known import known_params
 from claims.harness.seeds import claim_settings, rng_for
-from claims.harness.runs import PCG_S as S_PCG, ars_run, trained
+from claims.harness.runs import ars_run, trained
 from claims.harness.stats import mc_fields, seed_fields
+from claims.specs.pcg_alignment import PAPER_COS1 as PAPER_COS, PAPER_COS3, PCG_S as S_PCG, SPEC
 from theory.alignment import alignment_cosines, eq17_terms
 from theory.ar import context_stats, gd, ols_ar, pcg, predict_ar, query_features
 from theory.population import beta_from_weights
 from theory.systems import SETTINGS, LDSFamily
 
-CLAIM = "pcg-alignment"
+CLAIM = SPEC.name
 REF17, REF18, REFCOS = "eq. 17", "eq. 18", "Sec. 5, AR(4) cosines"
 EXACT_REL_TOL = 1e-12      # float64 round-off of an exact identity, relative (project's)
-#: the paper's AR(4) cosines of "the two directions": (mean, +-) per setting
-PAPER_COS = {"a": (0.88, 0.05), "b": (0.93, 0.01)}
-#: the paper's cosine of the extra vector with the preconditioned residual (about)
-PAPER_COS3 = -0.99
 #: random layers of the alignment control
 CONTROL_LAYERS = 16
 #: Monte Carlo of L*: standard errors (the project's 4, as for kappa)
@@ -109,7 +107,7 @@ def test_eq17_is_the_forward_pass(claim, profile):
     for name, a in acc.items():
         expect = "holds" if name == "holds" else "fails"
         claim.record(
-            claim=CLAIM, check="eq17-is-the-forward-pass", setting="a-d+asym", s="1-5",
+            claim=CLAIM, check="eq17-is-the-forward-pass", setting=f"{span(SYMMETRIC)}+{span(CONTROLS)}", s="1-5",
             variant=None if expect == "holds" else name, paper_ref=REF17,
             label=(f"{'max' if expect == 'holds' else 'min'} over draws of max|y_hat_layer - w^T ybar_q| "
                     f"/ max|y_hat_layer| (w: eq. 17{'' if expect == 'holds' else ', control: ' + name})"),
@@ -242,7 +240,7 @@ def _cos_details(cos, profile):
             "definitions": "docs/math.md section 6.3; gauge of cos_3: tr(P) >= 0; r = g - H w"}
 
 
-@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-cos1/{st}/s={S_PCG}", ("a", "b")))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/trained-cos1/{st}/s={S_PCG}", tuple(PAPER_COS)))
 def test_ar4_alignment_trained(claim, profile, setting):
     """Trained AR(4) layers: cos_1 = cos(P H q, P H P g) per held-out sequence; each run's
     mean over the sequences (+- 1.96 of its held-out SE) against the paper's 0.88 +- 0.05
@@ -273,7 +271,7 @@ def basin_values_note(values, rb, name) -> str:
     return "; ".join(f"{b}: {name} = {', '.join(f'{v:.3f}' for v in vs)}" for b, vs in by.items())
 
 
-@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/optimum-cos1/{st}/s={S_PCG}", ("a", "b")))
+@pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/optimum-cos1/{st}/s={S_PCG}", tuple(PAPER_COS)))
 def test_ar4_alignment_population_optimum(claim, profile, setting):
     """The population optimum (theory.optimum): the mean of cos_1 over the held-out sequences
     with its Monte Carlo interval, against the paper's numbers."""
@@ -288,7 +286,7 @@ def test_ar4_alignment_population_optimum(claim, profile, setting):
     ).check()
 
 
-@pytest.mark.parametrize("setting", ["a", "b"])
+@pytest.mark.parametrize("setting", tuple(PAPER_COS))
 def test_ar4_alignment_control_random_layers(claim, profile, setting):
     """Negative control: 16 layers with iid N(0, 1) weights (no training) on the same
     sequences; their mean cos_1 must lie far from the paper's number."""
@@ -303,7 +301,7 @@ def test_ar4_alignment_control_random_layers(claim, profile, setting):
     ).check()
 
 
-@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
+@pytest.mark.parametrize("setting", SYMMETRIC)
 def test_ar4_cosines_reported(claim, profile, setting):
     """Reported beside the checks (the paper gives no number for these, or none for c, d):
     the mean, median and share above 0.9 of cos_1; cos_2 and cos_3 (the paper: about -0.99
@@ -362,7 +360,7 @@ def _mse_table(setting: str, profile) -> dict:
     return out
 
 
-@pytest.mark.parametrize("setting", ["a", "b", "c", "d"])
+@pytest.mark.parametrize("setting", SYMMETRIC)
 def test_ar4_prediction_quality(claim, profile, setting):
     """Reported (the paper makes no claim on these numbers): held-out MSE of each predictor."""
     t = _mse_table(setting, profile)
@@ -398,7 +396,7 @@ def _mc_loss(W_V, W_QK, setting, m, rng, chunk=50_000):
 
 
 @pytest.mark.parametrize("s", [2, 4])
-@pytest.mark.parametrize("setting", ["a", "b"])
+@pytest.mark.parametrize("setting", tuple(PAPER_COS))
 def test_population_loss_matches_the_forward_pass(claim, profile, setting, s):
     """L* (the exact quadratic of docs/math.md section 2.2 at the optimum) against a plain
     Monte Carlo of the layer's forward pass at the optimal weights: |z| <= 4.  Control on the

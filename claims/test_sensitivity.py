@@ -35,11 +35,12 @@ import numpy as np
 import pytest
 
 from claims._ar1 import coefficients, kappa_for, moments_for
-from claims.harness.runs import (SENSITIVITY_SEEDS, SENSITIVITY_SETTINGS, SENSITIVITY_VARIANTS, ar1_config,
-                         sensitivity_config, sensitivity_run, trained)
+from claims.harness.runs import (SENSITIVITY_SEEDS, SENSITIVITY_SETTINGS, SENSITIVITY_VARIANTS, Ar1Layer,
+                         SensitivityRun, sensitivity_run, trained)
 from claims.harness.stats import seed_fields
+from claims.specs.training_sensitivity import SPEC
 
-CLAIM = "training-sensitivity"
+CLAIM = SPEC.name
 REF = "training protocol (AdamW, clipping, warm-up + cosine)"
 
 
@@ -50,7 +51,7 @@ def _metrics(setting, profile, variant=None):
     mom = moments_for(setting)
     err, odd, keys = [], [], []
     for i in range(SENSITIVITY_SEEDS):
-        cfg = ar1_config(setting, i, profile) if variant is None else sensitivity_config(setting, variant, i, profile)
+        cfg = (Ar1Layer(setting, i) if variant is None else SensitivityRun(setting, variant, i)).config(profile)
         run = trained(cfg, profile)
         co = coefficients(run.W_V, run.W_QK, mom)
         err.append((co["even"] - kappa) / kappa)

@@ -65,24 +65,24 @@ import numpy as np
 import pytest
 
 from claims import _lds
+from claims.harness.coverage import REFERENCE
 from claims.harness.known import known_params
 from claims.harness.runs import (SHIFT_DEPTHS, SHIFT_NULL_SEEDS, SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, config_for,
                          shift_null_pair, shift_pair, shift_run, trained)
 from claims.harness.seeds import rng_for
 from claims.harness.stats import seed_fields
+from claims.specs.spectral_shift import OUTSIDE, SPEC
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import kalman_predict
 from theory.n4sid import n4sid_predict
 
-CLAIM = "spectral-shift"
+CLAIM = SPEC.name
 REF = ("the second seed's advice (a blog summary of Cole et al., NeurIPS 2025), not a theorem: test "
        "outside the training radius, widen the training range")
 REF_PREMISE = "ours: the premise of the gain and cost checks (each training radius's stacks trained to their optimum)"
 N4SID_SEQUENCES = 2000
 #: the wider training radius and the narrower control (claims/harness/runs.py, SHIFT_RADII)
 WIDE, NARROW = max(SHIFT_RADII), min(SHIFT_RADII)
-#: test radii beyond the stacks' training radius where the wider training should pay
-OUTSIDE = (1.0, 1.05)
 #: smallest change in the typical (median) error called a gain or a cost (ours)
 FACTOR = 1.05
 #: keys of the null control's runs (the 0.9 stacks re-trained with other seeds) and of the
@@ -122,7 +122,7 @@ def _table(profile) -> dict:
     "median_kf": ...}} on the held-out sequences of each test radius."""
     out = {}
     for r in _lds.TEST_RADII:
-        systems, y = _lds.heldout_systems("a", profile.heldout_sequences, 30, r)
+        systems, y = _lds.heldout_systems(REFERENCE, profile.heldout_sequences, 30, r)
         target = y[:, -1]
         kf = (kalman_predict(systems, y).prediction - target) ** 2
         preds = {(L, rt, i): _lds.predict(trained(shift_run(L, TRAIN_RADIUS if rt == NULL else rt,
@@ -156,7 +156,7 @@ def test_errors_by_training_and_test_radius(claim, profile):
     table = _table(profile)
     for r, t in table.items():
         for (L, rt), per in t["runs"].items():
-            claim.record(claim=CLAIM, check="median-error-ratio", setting="a", layers=L, radius=float(r),
+            claim.record(claim=CLAIM, check="median-error-ratio", setting=REFERENCE, layers=L, radius=float(r),
                          variant=_variant(rt), paper_ref=REF,
                          label=f"median squared error / the filter's (L = {L}, trained at r = {rt:g})",
                          runs=[shift_run(L, rt, profile.stack_batch, i) for i in range(STACK_SEEDS)],
@@ -169,7 +169,7 @@ def test_errors_by_training_and_test_radius(claim, profile):
                                   "median_error_per_seed": [p["median_error"] for p in per],
                                   "filter_median_error": t["median_kf"], "filter_mse": t["mse_kf"]})
         for name, b in t["baselines"].items():
-            claim.record(claim=CLAIM, check="median-error-ratio", setting="a", radius=float(r), variant=name,
+            claim.record(claim=CLAIM, check="median-error-ratio", setting=REFERENCE, radius=float(r), variant=name,
                          paper_ref=REF, label=f"median squared error / the filter's ({name})",
                          measured=b["median"], kind="reported",
                          details={k: v for k, v in b.items() if k != "median"})
@@ -221,7 +221,7 @@ def _record_ratio(claim, profile, check, L, r, num, den, comparator, variant=Non
     def name(key):
         return {NULL: f"re-trained at {TRAIN_RADIUS:g}", SHRUNK: "the zero predictor"}.get(key) or f"trained at {key:g}"
     claim.record(
-        claim=CLAIM, check=check, setting="a", layers=L, radius=float(r), variant=variant, paper_ref=REF,
+        claim=CLAIM, check=check, setting=REFERENCE, layers=L, radius=float(r), variant=variant, paper_ref=REF,
         label=(f"share of pairs with median error {name(num)} / {name(den)}, at r = {r:g}, {comparator} {FACTOR:g}"
                + ("" if control is None else f" ({control})")),
         runs=runs, run_values=vals, run_stderr=ses, per_run=True, every_run=every_run,

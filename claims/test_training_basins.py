@@ -42,18 +42,20 @@ import torch
 from claims import _ars
 from claims._lds import layer_prediction
 from claims.harness.basins import clopper_pearson
+from claims.harness.coverage import REFERENCE, SYMMETRIC_QUADRATURE
 from claims.harness.known import known_params
 from claims.harness.memo import memoized
-from claims.harness.runs import BASIN_SETTINGS as SETTINGS, WINDOWS, ars_config, ars_run, trained
+from claims.harness.runs import WINDOWS, ArsLayer, ars_run, trained
 from claims.harness.seeds import rng_for, seed_for
 from claims.harness.stats import ratio_stderr
+from claims.specs.training_basins import BASIN_SETTINGS as SETTINGS, SPEC
 from models.attention import LinearSelfAttention
 from models.twins import initial_weights, law_weights, population_loss_torch, run_twins
 from theory.ar import token_matrix
 from theory.population import beta_from_weights, feature_list, population_moments
 from theory.systems import LDSFamily
 
-CLAIM = "training-basins"
+CLAIM = SPEC.name
 REF = "Sec. 5 protocol (trained AR(s) layers; Fig. 1)"
 #: Monte Carlo against exact: standard errors (the project's 4, as elsewhere)
 Z_TOL = 4.0
@@ -197,7 +199,7 @@ def _gradient_z(fam, s, V0, Q0, rng, moments: dict) -> dict:
     return out
 
 
-@pytest.mark.parametrize("setting", ["a", "b", "c"])
+@pytest.mark.parametrize("setting", SYMMETRIC_QUADRATURE)
 def test_twin_gradient_against_the_forward_pass(claim, profile, setting):
     """The gradient the twins follow (autograd of the exact quadratic, models/twins.py)
     against autograd of the float64 forward pass (LinearSelfAttention) over 2e5 sampled
@@ -212,7 +214,7 @@ def test_twin_gradient_against_the_forward_pass(claim, profile, setting):
     moments = {"T": population_moments(fam, s), "T+1": population_moments(fam.replace(T=GRADIENT_T + 1), s)}
     rng = rng_for(CLAIM, "gradient", setting)
     run = trained(ars_run(setting, s, 0), profile)
-    points = {"initial": initial_weights(ars_config(setting, s, 0, profile)), "trained": (run.W_V, run.W_QK)}
+    points = {"initial": initial_weights(ArsLayer(setting, s, 0).config(profile)), "trained": (run.W_V, run.W_QK)}
     per = {name: _gradient_z(fam, s, V, Q, rng, moments) for name, (V, Q) in points.items()}
     for name, expect in (("T", "holds"), ("T+1", "fails")):
         claim.record(
@@ -232,11 +234,11 @@ def test_twin_gradient_against_the_forward_pass(claim, profile, setting):
 def twin_starts(setting, s, profile):
     """Initial weights (n, s+1, s+1) of the cell's twins: the runs' own (the trainer's draw
     for each seed), then draws from the init law up to ``profile.twins``."""
-    runs = [initial_weights(ars_config(setting, s, i, profile)) for i in range(profile.n_seeds)]
+    runs = [initial_weights(ArsLayer(setting, s, i).config(profile)) for i in range(profile.n_seeds)]
     V, Q = [np.stack([r[k] for r in runs]) for k in (0, 1)]
     extra = profile.twins - profile.n_seeds
     if extra > 0:
-        Vl, Ql = law_weights(ars_config(setting, s, 0, profile), extra, seed_for(CLAIM, "law", setting, s))
+        Vl, Ql = law_weights(ArsLayer(setting, s, 0).config(profile), extra, seed_for(CLAIM, "law", setting, s))
         V, Q = np.concatenate([V, Vl]), np.concatenate([Q, Ql])
     return V, Q
 
@@ -252,7 +254,7 @@ def twins(setting, s, profile) -> dict:
     it joins the batch).  The batch is shared on disk between processes (claims/harness/memo.py), so
     the tests of a cell run it once."""
     _ars.require_trained_window(profile, s)
-    cfg = ars_config(setting, s, 0, profile)
+    cfg = ArsLayer(setting, s, 0).config(profile)
     V0, Q0 = twin_starts(setting, s, profile)
     opt = _ars.optimum(setting, s, profile.multistart)
     V0, Q0 = np.concatenate([V0, opt.W_V[None]]), np.concatenate([Q0, opt.W_QK[None]])
@@ -323,7 +325,7 @@ def test_twin_started_at_the_optimum_stays_there(claim, profile, setting, s):
     theta* (a lane of the cell's batch, :func:`twins`): max |beta_end - beta*| / max |beta*|
     <= 1e-8, with the point the twin ends up headed for.  Control (test below): the same
     with AdamW's weight decay."""
-    cfg = ars_config(setting, s, 0, profile)
+    cfg = ArsLayer(setting, s, 0).config(profile)
     opt = _ars.optimum(setting, s, profile.multistart)
     tw = twins(setting, s, profile)               # the runs' points first, so names match theirs
     end_V, end_Q = tw["stay"]["W_V"], tw["stay"]["W_QK"]
@@ -345,8 +347,8 @@ def test_twin_started_at_the_optimum_stays_there(claim, profile, setting, s):
 def test_twin_with_weight_decay_drifts_from_the_optimum(claim, profile):
     """Control of twin-stays-at-optimum: the same twin from theta* (setting a, s = 2) with
     AdamW's decoupled weight decay 1e-2 (the protocol has none) leaves it."""
-    setting, s = "a", 2
-    cfg = ars_config(setting, s, 0, profile).replace(weight_decay=DECAY)
+    setting, s = REFERENCE, 2
+    cfg = ArsLayer(setting, s, 0).config(profile).replace(weight_decay=DECAY)
     opt = _ars.optimum(setting, s, profile.multistart)
     out = run_twins(cfg, _ars.moments_for(setting, s), opt.W_V[None], opt.W_QK[None])
     start = beta_from_weights(opt.W_V, opt.W_QK)

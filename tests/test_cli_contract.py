@@ -61,15 +61,26 @@ def test_train_help_states_trainconfigs_defaults():
     defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
     shown = {"sigma_w": "1/10", "sigma_v": "1/10", "sigma_0": "1", "betas": "0.9,0.999",
              "warmup_steps": "5 %% of steps"}
-    for action in _subparser(["train"])._actions:
+    train = _subparser(["train"])
+    formatter = train._get_formatter()
+    for action in train._actions:
         if action.dest in defaults and action.default is None:
             expected = shown.get(action.dest, str(defaults[action.dest]))
-            assert f"(default: {expected})" in action.help, (action.dest, action.help)
+            text = formatter._get_help_string(action)      # the help as shown (the defaults are read then)
+            assert f"(default: {expected})" in text, (action.dest, text)
             if action.dest not in shown:
                 assert str(defaults[action.dest]) == expected
     assert tuple(float(x) for x in shown["betas"].split(",")) == defaults["betas"]
     assert (Fraction(shown["sigma_w"]), Fraction(shown["sigma_0"])) == (
         Fraction(repr(defaults["sigma_w"])), Fraction(repr(defaults["sigma_0"])))
+
+
+def test_the_default_setting_is_trainconfigs():
+    """kappa's and optimum's default setting (claims.cli.main.DEFAULT_SETTING, written there so
+    that the parser needs no torch) is TrainConfig's."""
+    from claims.cli.main import DEFAULT_SETTING
+    assert DEFAULT_SETTING == TrainConfig().setting
+    assert build_parser().parse_args(["optimum"]).setting == DEFAULT_SETTING
 
 
 @pytest.mark.parametrize("argv", [[], ["kappa"], ["train"], ["runs"], ["optimum"], ["report"], ["cache", "list"],
@@ -252,3 +263,39 @@ def test_the_help_screens_are_the_reviewed_ones():
         import difflib
         diff = "".join(list(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "reviewed", "now"))[:60])
         raise AssertionError("the help screens changed; review and rewrite tests/data/cli_help.txt:\n" + diff)
+
+
+def test_errors_carry_the_parameter_they_name():
+    """claims.cli.shared: a library call's ValueError leaves ``naming`` as a ParameterError
+    carrying one of the call's parameters (the one its message names as a whole word, never
+    a longer name that starts the same); a ParameterError passes unchanged; none matches: None."""
+    from claims.cli.shared import ParameterError, naming
+
+    def raised(params, error):
+        try:
+            with naming(*params):
+                raise error
+        except ParameterError as exc:
+            return exc.param, str(exc)
+    assert raised(("s", "sigma_w", "T"), ValueError("sigma_w must be >= 0")) == ("sigma_w", "sigma_w must be >= 0")
+    assert raised(("s", "T"), ValueError("T = 30 needs about 9 GiB")) == ("T", "T = 30 needs about 9 GiB")
+    assert raised(("betas", "lr"), ValueError("betas[1] must be < 1.0, got 1.5"))[0] == "betas"
+    assert raised(("s", "T"), ValueError("seed must be an integer"))[0] is None
+    assert raised(("out",), ValueError("anything"))[0] == "out"
+    assert raised(("T",), ParameterError("key", "k"))[0] == "key"
+    assert isinstance(ParameterError("out", "x"), ValueError)
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["train", "--claim", "nope", "--no-cache"], "argument --claim: claim must be a run id"),
+    (["train", "--betas", "0.9,1.5", "--no-cache"], "argument --betas: betas[1] must be < 1.0"),
+    (["train", "--T", "3", "--s", "2", "--no-cache"], "argument --T: T must exceed s + 1 = 3"),
+    (["train", "--profile", "paper", "--no-cache"], "argument --profile: profile: --profile names"),
+    (["optimum", "--starts", "100000"], "argument --starts: starts must be <= "),
+    (["kappa", "--setting", "b", "--method", "exact"], "argument --method: method 'exact-rational' is only"),
+    (["cache", "export", "zzz", "--out", "x.npz"], "argument KEY: key must be a run id"),
+])
+def test_a_bad_argument_is_one_line_naming_its_option(argv, line, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].split("error: ", 1)[1].startswith(line), err[-1]

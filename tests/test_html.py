@@ -23,9 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from claims.reports.compare import load_report
+from dataclasses import replace
+
+from claims.harness.reportfile import load_report
 from claims.reports.findings import anchor
-from claims.reports.report import _inconclusive, _md, provenance, render_report
+from claims.reports.report import _md, provenance, render_report
+from claims.reports.summary import undecided
+from claims.specs import CLAIMS
 
 ROOT = Path(__file__).resolve().parents[1]
 VOID = {"meta", "img", "br", "hr", "link", "input", "col", "area", "base", "source", "wbr"}
@@ -62,10 +66,10 @@ class _Checker(HTMLParser):
 
 def _render(out: Path):
     """docs/results/quick.json rendered into ``out``, with a provenance as a fresh run records it."""
-    payload = load_report(str(ROOT / "docs" / "results" / "quick.json"))
-    payload["provenance"] = provenance(payload["profile"]["name"], payload.get("run"))
-    render_report(payload, out)
-    return payload, out
+    rep = load_report(ROOT / "docs" / "results" / "quick.json")
+    rep = replace(rep, provenance=provenance(rep.profile_name, rep.run))
+    render_report(rep, out)
+    return rep, out
 
 
 @pytest.fixture(scope="module")
@@ -95,12 +99,16 @@ def test_page_groups_by_claim_with_provenance_findings_and_advice(report):
     payload, out = report
     page = (out / "index.html").read_text(encoding="utf-8")
     c = _parse(out / "index.html")
-    claims = {r["claim"] for r in payload["records"]}
+    claims = {r.claim for r in payload.records}
     assert {anchor(x) for x in claims} <= c.ids
-    assert payload["provenance"]["command"] in page and "git commit" in page
+    assert payload.provenance["command"] in page and "git commit" in page
     assert "Findings" in page and "weakest check" in page
-    decided = [r for r in payload["records"] if r.get("decide")]
-    assert decided and all(r["check_id"] in page for r in decided)
+    decided = [r for r in payload.records if r.decide]
+    assert decided and all(r.check_id in page for r in decided)
+    # the sections follow the registry's order (claims.specs.CLAIMS), as the README does
+    order = [s.name for s in CLAIMS if s.name in claims]
+    assert order and sorted(page.index(f'<section id="{anchor(x)}">') for x in order) == \
+        [page.index(f'<section id="{anchor(x)}">') for x in order]
     # a claim's figures sit in its own section
     sec = page[page.index('<section id="pcg-alignment">'):]
     sec = sec[:sec.index("</section>")]
@@ -117,15 +125,15 @@ def test_a_fresh_render_heads_the_page_marks_a_missing_tolerance_source_and_writ
     head = page.index("<tr><th>check_id</th>")
     header = page[head:page.index("</tr>", head)].removeprefix("<tr><th>").removesuffix("</th>").split("</th><th>")
     col = header.index("tol. by")                       # the column as the page heads it
-    for r in payload["records"]:
-        start = page.index(f"<td>{html.escape(r['check_id'])}</td>")
+    for r in payload.records:
+        start = page.index(f"<td>{html.escape(r.check_id)}</td>")
         cells = page[start:page.index("</tr>", start)].removeprefix("<td>").removesuffix("</td>").split("</td><td>")
-        assert len(cells) == len(header) and html.unescape(cells[col]) == (r["tolerance_source"] or "-"), r["check_id"]
-    assert any(r["tolerance_source"] is None for r in payload["records"])
+        assert len(cells) == len(header) and html.unescape(cells[col]) == (r.tolerance_source or "-"), r.check_id
+    assert any(r.tolerance_source is None for r in payload.records)
     md = (out / "claims.md").read_text(encoding="utf-8")
-    assert f"- profile: `{payload['profile']['name']}` -- {payload['profile']['description']}" in md
-    undecided = _inconclusive(payload["records"])
-    assert undecided and all(r.get("decide") and _md(r["decide"]) in md for r in undecided)
+    assert f"- profile: `{payload.profile['name']}` -- {payload.profile['description']}" in md
+    rows = undecided(payload.records)
+    assert rows and all(r.decide and _md(r.decide) in md for r in rows)
 
 
 def test_broken_pages_are_caught():

@@ -1,23 +1,20 @@
-"""Record identity (claims/harness/records.py ``check_id``, ``Coords``, ``RunEntry``), the headline
-registry (claims/harness/headlines.py), the schema 3 mapping (claims/reports/legacy.py) and the rule that
-no reader parses label text (claims/reports/figures.py, compare.py, readme.py, report.py)."""
+"""Record identity (claims/harness/records.py ``check_id``, ``Coords``, ``RunEntry``) in the published
+runs, and the rule that no reader parses label text (claims/reports/figures.py, compare.py, readme.py, report.py)."""
 from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from pathlib import Path
 
 import pytest
 
-from claims.harness.headlines import HEADLINES, WITHOUT_HEADLINE, headline_ids
-from claims.reports.legacy import upgrade_record
 from claims.harness.identity import Coords, RunEntry, RunRef, check_id, per_run_extras
 from claims.harness.records import ClaimRecord, ClaimRecorder, duplicate_ids, make_record
-from claims.harness.profiles import PROFILES, QUICK, get_profile
+from claims.harness.profiles import PROFILES, QUICK
 from claims.harness.runs import ar1_run
 from claims.harness.stats import seed_fields
+from claims.specs import all_headlines
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"
@@ -84,7 +81,7 @@ def test_a_record_round_trips_through_its_json_form():
         ClaimRecord.from_dict({**d, "check_id": "totally/else"})
     with pytest.raises(ValueError, match="control contradicts"):
         ClaimRecord.from_dict({**d, "expect": "fails"})
-    with pytest.raises(ValueError, match="schema 4"):
+    with pytest.raises(ValueError, match="lacks the fields"):
         ClaimRecord.from_dict({k: v for k, v in d.items() if k != "check_id"})
 
 
@@ -148,7 +145,8 @@ def test_one_test_cannot_record_one_check_id_twice():
     rec.record(claim="c", check="k", setting="b", label="other coordinates", measured=0.5, **P)
     with pytest.raises(ValueError, match="recorded twice"):
         rec.record(claim="c", check="k", setting="a", label="reworded", measured=0.5, **P)
-    assert duplicate_ids([{"check_id": "x"}, {"check_id": "y"}, {"check_id": "x"}]) == ["x"]
+    x, y = (make_record(claim="c", check=k, label=k, measured=0.5, **P) for k in ("x", "y"))
+    assert duplicate_ids([x, y, x]) == ["c/x"]
 
 
 def test_two_tests_claiming_one_check_id_fail_the_session(pytester):
@@ -175,7 +173,7 @@ def test_published_runs_have_unique_ids_of_schema_6(name):
     data = _published(name)
     assert data["schema"] == 6
     records = [ClaimRecord.from_dict(r) for r in data["records"]]
-    assert duplicate_ids(data["records"]) == []
+    assert duplicate_ids(records) == []
     for r in records:                      # the id is what claim, check and coordinates make
         assert r.check_id == check_id(r.claim, r.check, r.coords)
         if r.runs:
@@ -184,7 +182,7 @@ def test_published_runs_have_unique_ids_of_schema_6(name):
                 assert [e.value for e in r.runs] == r.values
     by = {r.check_id: r for r in records}
     # every value read off trained runs names its runs: the trained headlines, and these
-    for cid in set(TRAINED_ROWS[name]) | {i for h in HEADLINES if h.trained for i in h.check_ids}:
+    for cid in set(TRAINED_ROWS[name]) | {i for h in all_headlines() if h.trained for i in h.check_ids}:
         assert by[cid].runs, cid
     assert all(r.runs for r in records if r.claim == "training-sensitivity")
     if name == "quick":                   # a fresh run: each trained layer's own held-out error
@@ -272,114 +270,6 @@ def test_a_run_is_headed_for_the_same_point_in_both_profiles():
     assert len(quick) == 4 * len(QUICK.trained_windows) * QUICK.n_seeds and set(quick) <= set(paper)
     for run, (basin, loss) in quick.items():
         assert paper[run][0] == basin and paper[run][1] == pytest.approx(loss, rel=1e-7), run
-
-
-# ---------------------------------------------------------------------------- headlines
-
-@pytest.mark.parametrize("name", ["quick", "paper"])
-def test_every_headline_is_a_positive_check_of_both_published_runs(name):
-    by = {r["check_id"]: r for r in _published(name)["records"]}
-    missing = sorted(i for i in headline_ids() if i not in by)
-    assert not missing
-    assert all(by[i]["kind"] == "check" and by[i]["expect"] == "holds" for i in headline_ids())
-    claims = {r["claim"] for r in by.values()} - set(WITHOUT_HEADLINE)
-    assert claims <= {h.claim for h in HEADLINES}
-    assert all(h.statement.strip() and h.check_ids for h in HEADLINES)
-
-
-# ---------------------------------------------------------------------------- schema 3
-
-#: one schema 3 record per rule of claims/reports/legacy.py and per record of its test (from the
-#: published quick run of schema 3, details cut to their per-seed lists) with the check_id
-#: the current claims give the same check, read off a fresh run of the current claims (not
-#: computed by the mapping); the training-sensitivity records (paper profile only) come from
-#: the paper run of schema 3, their ids written by hand from claims/test_sensitivity.py.
-#: ``fresh_runs``: that fresh run's per-run entries (``docs/results/quick.json`` of commit
-#: 1094a56, generated on the machine of the schema 3 run): trained values are reproducible
-#: bit for bit only on one CPU (docs/settings.md, "Training"), so the values a mapped record
-#: must give back are those recorded on the same machine, not the published run of another.
-SCHEMA3 = json.loads((Path(__file__).parent / "data" / "schema3_records.json").read_text(encoding="utf-8"))
-
-
-#: checks retired since schema 3 (docs/results/README.md, "Changes to the published runs"):
-#: their schema 3 records still map to their ids, which no current run records
-RETIRED = ("depth/excess-ratio/", "depth/optimum-excess-ratio/", "depth/distance-to-least-squares-slope/",
-           "improper-learning/rate-floor/a-d/rate-rho-4s/", "improper-learning/rate-median-deviation/a-d/rate-rho-4s/",
-           # the per-run verdicts issue: a seeded sample per d replaces the hypothesis draws, the
-           # divergent sequences count in the depth rate
-           "improper-learning/rate-floor/a-d", "improper-learning/rate-median-deviation/a-d",
-           "improper-learning/rate-off-share/a-d", "depth/construction-rate-slope/", "depth/construction-over-least-squares/",
-           # the stacks issue: medians replace the heavy-tailed means, the filter's optimality is a unit test
-           "depth/mse-over-var/", "spectral-shift/mse-ratio/", "spectral-shift/filter-lower-bound/")
-
-
-#: checks the quick profile no longer runs (``Profile.depth_stacks``); their ids stay the paper run's
-PAPER_ONLY_NOW = ("depth/training-loss-tails/",
-                  *(f"{c}/{st}/s=3" for c in ("banding/trained-out-of-class-share", "banding/trained-jaccard",
-                                              "banding/trained-excess-loss", "banding/trained-odd-share",
-                                              "kalman-parity/trained-mse-ratio", "training-basins/twin-optimum-share",
-                                              "training-basins/twin-stays-at-optimum")
-                    for st in ("a", "b", "c", "d", "asym")))
-#: relative closeness of a value recorded twice by the same code on different CPUs
-SAME_VALUE_REL = 1e-9
-
-
-def _close(a, b) -> bool:
-    """a == b, floats to SAME_VALUE_REL (recursively through lists, tuples and dicts)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return math.isclose(a, b, rel_tol=SAME_VALUE_REL, abs_tol=1e-300)
-    return a == b and type(a) is type(b)
-
-
-def test_close_tells_a_different_run_from_the_last_digits():
-    assert _close([0.008454662437147592, {"f": "value"}], [0.008454662437147595, {"f": "value"}])
-    assert not _close([0.0084546624], [0.0084546625]) and not _close({"f": "value"}, {"f": "key"})
-    assert not _close([1.0, 2.0], [2.0, 1.0]) and not _close(1, 1.0)
-
-
-def test_schema3_records_map_to_the_ids_the_current_claims_record():
-    quick = {r["check_id"]: r for r in _published("quick")["records"]}
-    assert len(SCHEMA3) >= 40
-    for case in SCHEMA3:
-        new = upgrade_record(case["record"], get_profile(case.get("profile", "quick")).stack_batch)
-        assert new["check_id"] == case["check_id"], case["record"]["test"]
-        if case.get("profile") == "paper":       # paper profile only: the id was read off the claim file
-            continue
-        if case["check_id"].startswith(RETIRED):
-            assert case["check_id"] not in quick
-            continue
-        if case["check_id"].startswith(PAPER_ONLY_NOW):           # the depth grid's stacks, the AR(3) layers
-            assert case["check_id"] not in quick and not QUICK.depth_stacks and 3 not in QUICK.trained_windows
-            continue
-        fresh = quick[case["check_id"]]
-        # judged by basin since schema 5, by run since schema 6: new label, more extras
-        by_basin = fresh.get("basins") is not None or fresh.get("per_run") is not None
-        assert new["coords"] == fresh["coords"] and (by_basin or new["label"] == fresh["label"])
-        if new["runs"] is None and fresh["runs"] is not None:    # schema 3 kept no per-seed values here
-            assert case["check_id"].startswith("depth/mse-over-var/"), case["check_id"]
-            continue
-        assert (new["runs"] is None) == (fresh["runs"] is None), case["check_id"]
-        if new["runs"]:
-            assert [(e["run"], e["seed"]) for e in new["runs"]] == [(e["run"], e["seed"]) for e in fresh["runs"]]
-            same_machine = case["fresh_runs"]             # the fresh run on the schema 3 run's machine
-            assert [(e["run"], e["seed"]) for e in same_machine] == [(e["run"], e["seed"]) for e in fresh["runs"]]
-            # the same values (to the last digits), so the mapping took each run's own value
-            assert _close([e["value"] for e in new["runs"]], [e["value"] for e in same_machine]), case["check_id"]
-            # the run's own standard error and extras are the same too, where schema 3 kept them
-            lacks_stderr = case["check_id"].startswith("kalman-parity/trained-mse-ratio/")
-            assert _close([(e["stderr"], e["extra"]) for e in new["runs"]],
-                          [(None if lacks_stderr else e["stderr"],
-                            {k: v for k, v in e["extra"].items() if not (by_basin and k not in n["extra"])})
-                           for e, n in zip(same_machine, new["runs"])]), case["check_id"]
-    with pytest.raises(ValueError, match="no schema-3 mapping"):
-        upgrade_record({"claim": "nobody", "test": "claims/test_x.py::test_y", "metric": "m"})
-    stack = next(c["record"] for c in SCHEMA3 if c["check_id"].startswith("depth/training-loss-tails/"))
-    with pytest.raises(ValueError, match="batch is not known"):       # never guessed
-        upgrade_record(stack)
 
 
 # ---------------------------------------------------------------------------- no label parsing

@@ -1,6 +1,7 @@
-"""The registry of known non-reproductions (claims/harness/known.py) against the published runs:
-every listed check fails there, every check that fails there (and is expected to hold) is
-listed, and the xfail reasons carry the published numbers, not numbers typed by hand."""
+"""The known non-reproductions (each claim spec's ``known``, gathered by claims.specs.known_failures;
+their marks: claims/harness/known.py) against the published runs: every listed check fails
+there, every check that fails there (and is expected to hold) is listed, and the xfail reasons
+carry the published numbers, not numbers typed by hand."""
 from __future__ import annotations
 
 import json
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from claims.harness.display import format_value
-from claims.harness.known import KNOWN_FAILURES, known_params, reason
+from claims.harness.known import known_params, reason
+from claims.specs import known_failures
 
 ROOT = Path(__file__).resolve().parents[1]
+KNOWN = known_failures()
 
 
 def _records(profile):
@@ -21,7 +24,7 @@ def _records(profile):
 @pytest.mark.parametrize("profile", ["quick", "paper"])
 def test_the_registry_is_what_the_published_run_found(profile):
     recs = {r["check_id"]: r for r in _records(profile)}
-    listed = {cid for cid, by in KNOWN_FAILURES.items() if profile in by}
+    listed = {cid for cid, by in KNOWN.items() if profile in by}
     for cid in listed:
         assert cid in recs and recs[cid]["verdict"] == "fails", cid
     # the checks a strict xfail swallowed: each is a listed check, or a row recorded beside one
@@ -31,10 +34,10 @@ def test_the_registry_is_what_the_published_run_found(profile):
 
 
 def test_a_reason_renders_the_published_numbers():
-    cid, rec = next((c, r) for c, r in ((r["check_id"], r) for r in _records("paper")) if c in KNOWN_FAILURES
-                    and "paper" in KNOWN_FAILURES[c])
+    cid, rec = next((c, r) for c, r in ((r["check_id"], r) for r in _records("paper")) if c in KNOWN
+                    and "paper" in KNOWN[c])
     text = reason(cid, "paper")
-    assert text.startswith("paper profile: ") and KNOWN_FAILURES[cid]["paper"] in text
+    assert text.startswith("paper profile: ") and KNOWN[cid]["paper"] in text
     assert f"last published paper run: {format_value(rec['measured'])}" in text and "verdict fails" in text
     assert reason(cid, "nope") is None and reason("no/such/check", "paper") is None
 
@@ -71,7 +74,7 @@ def test_the_parity_words_quote_the_checks_own_tolerance(profile):
     import re
     recs = {r["check_id"]: r for r in _records(profile)}
     seen = 0
-    for cid, by in KNOWN_FAILURES.items():
+    for cid, by in KNOWN.items():
         if not cid.startswith("kalman-parity/trained-mse-ratio/") or profile not in by or cid not in recs:
             continue
         r, why = recs[cid], by[profile]

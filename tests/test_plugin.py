@@ -362,15 +362,22 @@ def test_the_plugins_options_read_as_reviewed(pytester):
 KNOWN_DEMO = """
 import pytest
 from claims.harness import known
+from claims.harness.spec import ClaimSpec
+from claims.specs import register
 
-known.KNOWN_FAILURES["demo/one/b"] = {"quick": "fails", "paper": "fails"}
-known.KNOWN_FAILURES["demo/two/c/s=2"] = {"paper": "fails with 8 seeds"}
+DEMO = ClaimSpec("demo", "a demo claim", "test_known_demo.py",
+                 known={"demo/one/b": {"quick": "fails", "paper": "fails"},
+                        "demo/two/c/s=2": {"paper": "fails with 8 seeds"}})
 
-@pytest.mark.parametrize("setting", known.known_params(lambda st: f"demo/one/{st}", ["a", "b"]))
+with register(DEMO):        # registered while the marks are made, removed after
+    ONE = known.known_params(lambda st: f"demo/one/{st}", ["a", "b"])
+    TWO = known.known_params(lambda st, s: f"demo/two/{st}/s={s}", [("c", 1), ("c", 2)])
+
+@pytest.mark.parametrize("setting", ONE)
 def test_one(setting):
     assert setting == "a"
 
-@pytest.mark.parametrize("setting, s", known.known_params(lambda st, s: f"demo/two/{st}/s={s}", [("c", 1), ("c", 2)]))
+@pytest.mark.parametrize("setting, s", TWO)
 def test_two(setting, s):
     assert s == 1
 """
@@ -378,20 +385,21 @@ def test_two(setting, s):
 
 @pytest.mark.parametrize("profile, outcomes", [("quick", dict(passed=2, xfailed=1, failed=1)),
                                                ("paper", dict(passed=2, xfailed=2))])
-def test_known_params_marks_per_profile(pytester, monkeypatch, profile, outcomes):
+def test_known_params_marks_per_profile(pytester, profile, outcomes):
     """A check listed for both profiles xfails in both; one listed for a profile only there,
-    read from --profile when pytest evaluates the mark (strict: no XPASS).  The demo adds its
-    entries to a copy of the registry: the in-process run shares this process's claims.harness.known,
-    and entries left behind made tests/test_known.py fail when it ran later in one process
-    (mutmut's serial run found it)."""
-    from claims.harness import known
-    monkeypatch.setattr(known, "KNOWN_FAILURES", dict(known.KNOWN_FAILURES))
+    read from --profile when pytest evaluates the mark (strict: no XPASS).  The demo's claim
+    is registered only while its marks are made (claims.specs.register): the in-process run
+    shares this process's registry, and entries left behind made tests/test_known.py fail
+    when it ran later in one process (mutmut's serial run found it)."""
+    import claims.specs
+    before = list(claims.specs.CLAIMS)
     pytester.makepyfile(test_known_demo=KNOWN_DEMO)
     result = pytester.runpytest("-p", "claims.harness.plugin", "-p", "no:cacheprovider", "-o", "xfail_strict=true",
                                 "--profile", profile)
     result.assert_outcomes(**outcomes)
     if profile == "paper":
         result.stdout.no_fnmatch_line("*XPASS*")
+    assert claims.specs.CLAIMS == before
 
 
 @pytest.mark.parametrize("args", [["--profile", "paper", "claims"],

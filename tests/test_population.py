@@ -18,6 +18,8 @@ from models.attention import LinearSelfAttention
 from theory.ar import ar1_optimal_weights
 from theory.reference import exact_moments_a, gaussian_moments
 from theory.population import (
+    MOMENTS_ROUTES,
+    moments_route,
     beta_from_weights,
     feature_list,
     feature_parity,
@@ -25,6 +27,7 @@ from theory.population import (
     population_loss,
     population_moments,
 )
+from theory.settings import SETTING_SPECS
 from theory.systems import LDSFamily
 
 REFERENCE_KAPPA = 0.2052454015138651  # docs/math.md section 4, setting (a) defaults
@@ -234,3 +237,23 @@ def test_feature_moments_refuse_a_non_square_covariance():
     from theory.population import gaussian_feature_moments
     with pytest.raises(ValueError, match=r"^K must be \(\.\.\., T, T\), got shape \(6, 7\)$"):
         gaussian_feature_moments(np.eye(6, 7), 1)
+
+
+# ----------------------------------------------------------------- the moments route
+
+
+@pytest.mark.parametrize("setting", list(SETTING_SPECS))
+def test_moments_route_is_read_from_the_setting(setting):
+    """One decision for every caller: quadrature exactly where the setting has it, and
+    population_moments' "auto" follows it (its method names the route taken)."""
+    fam = LDSFamily(setting, T=6, d=2)
+    route = moments_route(fam)
+    assert route in MOMENTS_ROUTES
+    assert (route == "quadrature") is SETTING_SPECS[setting].quadrature
+    mom = population_moments(fam, 1, m=50, rng=np.random.default_rng(0))
+    assert mom.method == ("quadrature" if route == "quadrature" else "mc-systems")
+
+
+def test_moments_route_refuses_a_name():
+    with pytest.raises(ValueError, match="family"):
+        moments_route("a")

@@ -17,14 +17,16 @@ from claims.harness.seeds import claim_settings, rng_for, seed_for
 def test_the_run_store_passes_stale_before_only_under_retrain(monkeypatch):
     """claims/harness/runs.py hands the --retrain start time to train_cached, and nothing else."""
     pytest.importorskip("torch")
+    import models.cache
     from claims.harness import runs
 
     calls = []
-    monkeypatch.setattr(runs, "train_cached", lambda config, **kw: calls.append((config, kw)))
+    monkeypatch.setattr(models.cache, "train_cached", lambda config, **kw: calls.append((config, kw)))
     runs.trained("ar1/a/seed=0", QUICK)
     runs.trained(runs.ar1_run("a", 0), dataclasses.replace(QUICK, run=runopts.RunOptions(retrain_before=1234.5)))
-    assert calls == [(runs.ar1_config("a", 0, QUICK), {"device": "auto", "progress": False, "stale_before": None}),
-                     (runs.ar1_config("a", 0, QUICK), {"device": "auto", "progress": False, "stale_before": 1234.5})]
+    config = runs.Ar1Layer("a", 0).config(QUICK)
+    assert calls == [(config, {"device": "auto", "progress": False, "stale_before": None}),
+                     (config, {"device": "auto", "progress": False, "stale_before": 1234.5})]
 
 
 def test_seeds_are_stable_names_not_workers():

@@ -1,15 +1,24 @@
-"""claims/harness/records.py: comparators, ``make_record``'s conversions and validation, a record's
-``check()`` and its messages, ``to_builtin`` and ``format_value`` (the record's own logic;
-the intervals and verdict rules in tests/test_stats.py, the plugin in tests/test_plugin.py)."""
+"""claims/harness/records.py and claims/harness/plain.py: comparators, ``make_record``'s conversions and
+validation, a record's ``check()`` and its messages, ``to_builtin`` and ``format_value``, and the
+typed record's serialised form (``ClaimRecord.from_dict`` fails naming a missing or renamed field;
+the published runs round-trip); the intervals and verdict rules in tests/test_stats.py, the
+plugin in tests/test_plugin.py."""
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from claims.harness.collect import records_from_user_properties
 from claims.harness.display import format_value
-from claims.harness.records import ClaimRecorder, Record, compare, make_record, records_from_user_properties, to_builtin
+from claims.harness.plain import compare, to_builtin
+from claims.harness.records import RECORD_FIELDS, ClaimRecord, ClaimRecorder, Record, make_record
+from claims.harness.reportfile import load_report
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 
 RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
                "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "per_run", "clipped",
@@ -101,8 +110,9 @@ def test_record_check_messages():
     assert rec.record(claim="c", paper_ref="eq. 1", check="k8", label="err", measured=5, tolerance=1,
                       comparator="<=", expect="fails", **P).check().verdict == "fails"
     props = records_from_user_properties(item.user_properties)
-    assert [p["order"] for p in props] == [0, 1, 2, 3]
-    assert {p["test"] for p in props} == {"t.py::test"} and props[0]["profile"] == "quick"
+    assert all(isinstance(p, ClaimRecord) for p in props) and [p.order for p in props] == [0, 1, 2, 3]
+    assert {p.test for p in props} == {"t.py::test"} and props[0].profile == "quick"
+    assert [p.record for p in rec.records] == props
 
 
 def test_to_builtin_torch_and_numbers():
@@ -152,3 +162,37 @@ def test_an_equality_check_takes_text_and_booleans():
 def test_to_builtin_names_where_in_an_array_a_value_cannot_be_recorded():
     with pytest.raises(TypeError, match=r"^details\[1\]: cannot record"):
         to_builtin(np.array([1.0, object()], dtype=object), _path="details")
+
+
+# ------------------------------------------------------------------------------ the serialised form
+
+def test_a_missing_renamed_or_unknown_field_fails_naming_it():
+    d = _rec(claim="c", paper_ref="eq. 1", check="k1", setting="a", label="m", measured=0.5, tolerance=1,
+             comparator="<=", **P)
+    assert ClaimRecord.from_dict(d).to_dict() == d and tuple(d) == RECORD_FIELDS
+    for name in RECORD_FIELDS:
+        with pytest.raises(ValueError, match=rf"record '(c/k1/a|\?)' lacks the fields \['{name}'\]"):
+            ClaimRecord.from_dict({k: v for k, v in d.items() if k != name})
+    renamed = {("tol" if k == "tolerance" else k): v for k, v in d.items()}
+    with pytest.raises(ValueError, match=r"lacks the fields \['tolerance'\]"):
+        ClaimRecord.from_dict(renamed)
+    with pytest.raises(ValueError, match=r"unknown fields \['extra'\]"):
+        ClaimRecord.from_dict({**d, "extra": 1})
+    with pytest.raises(ValueError, match="check_id is not what"):
+        ClaimRecord.from_dict({**d, "check_id": "c/k1/b"})
+    with pytest.raises(ValueError, match="coords: unknown fields"):
+        ClaimRecord.from_dict({**d, "coords": {**d["coords"], "depth": 2}})
+    with pytest.raises(ValueError, match="runs: unknown fields"):
+        ClaimRecord.from_dict({**d, "runs": [{"run": "r/seed=0", "seed": 0, "value": 1.0, "err": 0.1}]})
+    with pytest.raises(ValueError, match="verdict must be one of"):
+        ClaimRecord.from_dict({**d, "verdict": "ok"})
+
+
+@pytest.mark.parametrize("name", ["quick", "paper"])
+def test_published_records_round_trip(name):
+    """Every record of a published run parses, and ``from_dict(to_dict(r)) == r``; the report
+    written back is the file's content (key order aside)."""
+    path = RESULTS / f"{name}.json"
+    report = load_report(path)
+    assert report.records and all(ClaimRecord.from_dict(r.to_dict()) == r for r in report.records)
+    assert report.to_dict() == json.loads(path.read_text(encoding="utf-8"))

@@ -1,24 +1,27 @@
-"""claims/reports/report.py: reported rows, the summary counts and lines, the inconclusive list,
-the payload of ``claims.json`` and its atomic, strict-JSON writing."""
+"""claims/reports/report.py and claims/reports/summary.py: reported rows, the summary counts and
+lines, the inconclusive list, the report written to ``claims.json`` and its atomic, strict-JSON
+writing (the records typed until the one serialisation)."""
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import pytest
 
-from claims.reports import report
+from claims.reports import report, summary
 
 from claims.harness import stats
 from claims.harness.profiles import QUICK
 from claims.harness.records import ClaimRecorder, make_record
+from claims.harness.reportfile import SCHEMA, load_report
 
 P = {"tolerance_source": "project"}
 
 
-def _rec(**kw) -> dict:
-    """A record as its serialised dict (what the reports and the plugin handle)."""
-    return make_record(**kw).to_dict()
+def _rec(**kw):
+    """A record (:class:`~claims.harness.records.ClaimRecord`)."""
+    return make_record(**kw)
 
 
 def test_reported_rows():
@@ -30,13 +33,13 @@ def test_reported_rows():
     row = rec.record(claim="tables", paper_ref="Tab. 2", setting="a", check="k17", label="mse",
                      kind="reported", **stats.seed_fields([0.2, 0.25, 0.3]))
     assert rec.unchecked() == [] and row.check() is row
-    d = row.data
-    assert d["verdict"] == "reported" and d["expect"] is None and d["holds_at"] is None
-    assert d["tolerance"] is None and d["comparator"] is None and d["tolerance_source"] is None
-    s = report.summarize([dict(d, outcome="passed")])
+    d = row.record
+    assert d.verdict == "reported" and d.expect is None and d.holds_at is None
+    assert d.tolerance is None and d.comparator is None and d.tolerance_source is None
+    s = summary.summarize([replace(d, outcome="passed")])
     assert s["claims"]["tables"]["checks"] == 0 and s["claims"]["tables"]["reported"] == 1
     assert s["total"]["interval_checks"] == 0 and s["total"]["ok"]
-    assert report.summary_lines(s)["tables"] == "tables: 0 checks, 1 reported row (no verdict)"
+    assert summary.summary_lines(s)["tables"] == "tables: 0 checks, 1 reported row (no verdict)"
     for bad in ({"tolerance": 1.0}, {"comparator": "<="}, {"tolerance_source": "project"},
                 {"expect": "holds"}):
         with pytest.raises(ValueError, match="reported row has no verdict"):
@@ -53,9 +56,8 @@ def test_summary_counts_inconclusive_and_intervals():
         r = _rec(claim="c", paper_ref="p", check="k19", label="m", measured=m, interval=iv,
                         n_seeds=None if iv is None else 3, tolerance=1.0, comparator="<=",
                         expect=expect, **P)
-        r.update(outcome=outcome, test=f"t.py::test_{len(recs)}")
-        recs.append(r)
-    s = report.summarize(recs)
+        recs.append(replace(r, outcome=outcome, test=f"t.py::test_{len(recs)}"))
+    s = summary.summarize(recs)
     t = s["total"]
     assert (t["checks"], t["hold"], t["inconclusive"], t["controls"], t["unexpected"],
             t["interval_checks"], t["expected_chance_disagreements"]) == (6, 2, 2, 1, 1, 3, 0.15)
@@ -67,12 +69,12 @@ def test_summary_counts_inconclusive_and_intervals():
     head, rule = lines[0], lines[1]
     assert head.split()[:1] == [report._COLUMNS[0].split()[0]]
     assert set(rule) <= {"-", " "} and len(rule.split()) == len(report._COLUMNS)
-    inc = report.inconclusive_lines(recs)
+    inc = summary.inconclusive_lines(recs)
     assert inc[0].startswith("inconclusive checks: 3 ") and "NEGATIVE CONTROL" in inc[-2]
-    payload = report.report_payload(recs, None, "x", run={"hypothesis_draws": "derandomized"})
-    assert payload["schema"] == report.SCHEMA == 6 and len(payload["summary"]["inconclusive"]) == 3
-    assert payload["run"] == {"hypothesis_draws": "derandomized"}
-    assert report.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
+    made = report.make_report(recs, None, "x", run={"hypothesis_draws": "derandomized"})
+    assert made.schema == SCHEMA == 6 and len(made.summary["inconclusive"]) == 3
+    assert made.run == {"hypothesis_draws": "derandomized"} and made.records == tuple(recs)
+    assert summary.inconclusive_lines(recs[:1]) == ["inconclusive checks: none"]
 
 
 def test_write_reports_atomic_and_strict_json(tmp_path):
@@ -80,12 +82,14 @@ def test_write_reports_atomic_and_strict_json(tmp_path):
                         tolerance=1, comparator="<=", **P),
             _rec(claim="a", paper_ref="p", check="k21", label="m", measured=math.inf,
                         tolerance=1, comparator=">=", **P)]
-    for i, r in enumerate(recs):
-        r.update(test=f"t::{i}", order=0, outcome="passed")
+    recs = [replace(r, test=f"t::{i}", order=0, outcome="passed") for i, r in enumerate(recs)]
     j, m = report.write_reports(recs, tmp_path / "out", QUICK.as_dict())
     data = json.loads(j.read_text(), parse_constant=lambda c: pytest.fail(f"non-JSON {c}"))
     assert [r["claim"] for r in data["records"]] == ["a", "b"]
     assert data["records"][0]["measured"] == "Infinity" and data["records"][1]["measured"] == "NaN"
+    back = load_report(j)                    # the file parses back into the records written
+    assert [r.check_id for r in back.records] == ["a/k21", "b/k20"]
+    assert [r.to_dict() for r in back.records] == data["records"] and back.records[1].details == recs[0].details
     assert "m\\|n" in m.read_text()
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["claims.json", "claims.md", "index.html"]
 
@@ -111,9 +115,8 @@ def test_summary_line_wording():
         r = _rec(claim="ar1-optimum", paper_ref="p", check="k22", label="m",
                         measured=0.0 if verdict_holds else 2.0, tolerance=1.0,
                         comparator="<=", expect=expect, **P)
-        r["outcome"] = outcome
-        recs.append(r)
-    lines = report.summary_lines(report.summarize(recs))
+        recs.append(replace(r, outcome=outcome))
+    lines = summary.summary_lines(summary.summarize(recs))
     assert lines["ar1-optimum"] == ("ar1-optimum: 10 checks, 7 hold, 2 negative controls "
                                     "fail as expected, 1 not reproduced (xfail)")
     assert lines["total"].endswith("all as expected")

@@ -1,7 +1,8 @@
 """claims/harness/runs.py, the run store, and the command line that replays it.
 
 Oracles: the published runs (every run id a claim's records name, in both profiles: the
-store must list exactly those, and build a configuration for each); the documented
+claims' specs must list exactly those, and the store build a configuration for each); ids
+that read back to themselves through their kind's parser; the documented
 protocol of each family of runs (docs/settings.md, "Training"; claims/harness/runs.py module doc)
 restated by hand; and, for ``ldsicl train --claim``, the configuration the claims' own
 route hands to the weight cache (captured there) and the weights a shortened copy trains
@@ -16,11 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from claims.harness import runs
 from claims.cli.main import main
 from claims.harness.profiles import PAPER, PROFILES, QUICK
 from claims.harness.seeds import seed_for
+from claims.specs import CLAIMS, claim_runs
 from models.cache import cache_key
 from models.config import TrainConfig
 
@@ -45,9 +48,9 @@ def _published_runs(profile: str) -> dict[str, set]:
 @pytest.mark.parametrize("profile", list(PROFILES))
 def test_the_store_lists_exactly_the_runs_the_published_records_name(profile):
     published = _published_runs(profile)
-    listed = {c: {r.run for r in runs.claim_runs(c, PROFILES[profile])} for c in runs.CLAIM_RUNS}
+    listed = {s.name: {r.run for r in claim_runs(s.name, PROFILES[profile])} for s in CLAIMS}
     if profile == "paper":      # the sensitivity table also reads its baseline, the first AR(1) seeds
-        baseline = {f"ar1/{st}/seed={i}" for st in ("a", "b") for i in range(3)}
+        baseline = {runs.ar1_run(st, i).run for st in runs.SENSITIVITY_SETTINGS for i in range(runs.SENSITIVITY_SEEDS)}
         assert baseline <= listed["training-sensitivity"]
         listed["training-sensitivity"] -= baseline
     if "rejudged" in _published(profile) and not any("-rerun/" in e["run"] for r in _published(profile)["records"]
@@ -124,7 +127,64 @@ def test_a_bad_run_id_is_one_value_error_naming_run(rid, words):
 
 def test_an_unknown_claim_names_the_claim():
     with pytest.raises(ValueError, match="^claim must be one of"):
-        runs.claim_runs("depth-construction", QUICK)
+        claim_runs("depth-construction", QUICK)
+
+
+#: one example of each kind of run id (groups included), written by hand from the module doc
+EXAMPLES = {runs.Ar1Layer: "ar1/c/seed=2", runs.ArsLayer: "ars/asym/s=3/seed=7",
+            runs.DepthStack: "depth/L=4/T=80/batch=1500/seed=1", runs.ShiftStack: "shift/L=1/r=1/batch=1000/seed=0",
+            runs.SensitivityRun: "sensitivity/b/grad_clip=1/seed=2", runs.DepthGroup: "depth/L=1/T=10+80/batch=1000/seed=0",
+            runs.ShiftPair: "shift/L=4/r=1+0.9/batch=1500/seed=2",
+            runs.ShiftNullPair: "shift/L=1/r=0.9+0.9-rerun/batch=1000/seed=1"}
+
+
+@pytest.mark.parametrize("kind", runs.KINDS, ids=lambda k: k.__name__)
+def test_each_kind_reads_its_own_id_back(kind):
+    rid = EXAMPLES[kind]
+    run = kind.parse(rid)
+    assert type(run) is kind and run.run == str(run) == rid and runs.parse_run(rid) == run
+    assert run.ref == runs.RunRef(rid, run.seed)
+    for other in runs.KINDS:                   # no id is two kinds'
+        assert (other.PATTERN.fullmatch(rid) is not None) == (other is kind), (kind, other)
+    with pytest.raises(ValueError, match="^run must be an id of the form"):
+        kind.parse(rid + "/x")
+
+
+_seed = st.integers(0, 10 ** 6)
+_radius = st.sampled_from(runs.SHIFT_RADII + (0.25, 1.05, 2.0))
+_RUNS = st.one_of(
+    st.builds(runs.Ar1Layer, st.sampled_from(runs.ARS_SETTINGS), _seed),
+    st.builds(runs.ArsLayer, st.sampled_from(runs.ARS_SETTINGS), st.integers(1, 40), _seed),
+    st.builds(runs.DepthStack, st.integers(1, 64), st.integers(1, 10 ** 4), st.integers(1, 10 ** 4), _seed),
+    st.builds(runs.ShiftStack, st.integers(1, 64), _radius, st.integers(1, 10 ** 4), _seed),
+    st.builds(runs.SensitivityRun, st.sampled_from(runs.SENSITIVITY_SETTINGS),
+              st.sampled_from(list(runs.SENSITIVITY_VARIANTS)), _seed),
+    st.builds(runs.DepthGroup, st.integers(1, 64), st.lists(st.integers(1, 10 ** 4), min_size=2, max_size=4).map(tuple),
+              st.integers(1, 10 ** 4), _seed),
+    st.builds(runs.ShiftPair, st.integers(1, 64), st.tuples(_radius, _radius), st.integers(1, 10 ** 4), _seed),
+    st.builds(runs.ShiftNullPair, st.integers(1, 64), st.integers(1, 10 ** 4), _seed))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_RUNS)
+def test_id_parse_id_round_trip(run):
+    """Every id of every kind reads back to the same run, and that run writes the same id."""
+    assert type(run).parse(run.run) == run and runs.parse_run(run.run) == run
+    assert type(run).parse(run.run).run == run.run
+
+
+def test_a_group_is_its_members_and_no_run_of_its_own():
+    group = runs.DepthGroup.parse("depth/L=1/T=10+80/batch=1000/seed=2")
+    assert [m.run for m in group.members] == ["depth/L=1/T=10/batch=1000/seed=2", "depth/L=1/T=80/batch=1000/seed=2"]
+    assert group.config(QUICK) == tuple(runs.config_for(m.run, QUICK) for m in group.members)
+    null = runs.ShiftNullPair(4, 1500, 1)
+    assert [m.seed for m in null.members] == [1, 1 + runs.STACK_SEEDS]
+    assert {m.radius for m in null.members} == {runs.TRAIN_RADIUS}
+    for rid in (group.run, null.run, runs.shift_pair(1, (1.0, 0.9), 1000, 0).run):
+        with pytest.raises(ValueError, match="^run must be a run id"):
+            runs.config_for(rid, QUICK)
+    with pytest.raises(ValueError, match="radius must be written 1"):       # one spelling per radius
+        runs.ShiftStack.parse("shift/L=1/r=1.0/batch=1000/seed=0")
 
 
 def _cli(argv) -> tuple[int, str, str]:
@@ -153,7 +213,7 @@ def test_train_claim_builds_the_configuration_the_claim_trains(rid, monkeypatch,
             raise RuntimeError("captured")              # the CLI reports it and exits 1
         return fake
 
-    monkeypatch.setattr(runs, "train_cached", capture("claim"))
+    monkeypatch.setattr(models.cache, "train_cached", capture("claim"))
     with pytest.raises(RuntimeError, match="captured"):
         runs.trained(rid, QUICK)
     monkeypatch.setattr(models.cache, "train_cached", capture("cli"))
@@ -189,10 +249,10 @@ def test_runs_command_lists_the_store(tmp_path):
     listed = json.loads(out)
     assert listed["profile"] == "paper"
     assert {c: [e["run"] for e in v] for c, v in listed["claims"].items()} == \
-        {c: [r.run for r in runs.claim_runs(c, PAPER)] for c in runs.CLAIM_RUNS}
+        {s.name: [r.run for r in claim_runs(s.name, PAPER)] for s in CLAIMS}
     assert {e["cache"] for v in listed["claims"].values() for e in v} == {"not cached"}
     rc, out, err = _cli(["runs", "--claim", "pcg-alignment", "--cache-dir", str(tmp_path)])
-    ids = [r.run for r in runs.claim_runs("pcg-alignment", QUICK)]
+    ids = [r.run for r in claim_runs("pcg-alignment", QUICK)]
     assert rc == 0 and out.splitlines() == [f"pcg-alignment  {r}  (not cached)" for r in ids]
     assert err.strip() == (f"{len(set(ids))} distinct runs in the quick profile (0 cached); train one with "
                            "`ldsicl train --claim <run> --profile quick`")
@@ -276,9 +336,10 @@ def test_train_reports_a_kappa_no_route_can_compute_instead_of_failing(tmp_path)
 def test_the_shift_lr_table_reaches_the_configurations():
     """Each (layers, radius) the spectral shift's scan chose a learning rate for trains at it;
     every other cell at the depth grid's rate (docs/notes.md, the shift's lr scan)."""
+    def lr(layers, radius):
+        return runs.ShiftStack(layers, radius, PAPER.stack_batch, 0).config(PAPER).lr
     for layers in runs.SHIFT_DEPTHS:
         for radius in runs.SHIFT_RADII:
-            lr = runs.shift_config(layers, radius, 0, QUICK).lr
-            assert lr == runs.SHIFT_LR.get((layers, radius), runs.STACK_LR[layers]), (layers, radius)
-    assert runs.shift_config(1, 1.0, 0, QUICK).lr == 1e-1 != runs.STACK_LR[1]
-    assert runs.shift_config(4, 1.0, 0, QUICK).lr == 3e-3 != runs.STACK_LR[4]
+            assert lr(layers, radius) == runs.SHIFT_LR.get((layers, radius), runs.STACK_LR[layers]), (layers, radius)
+    assert lr(1, 1.0) == 1e-1 != runs.STACK_LR[1]
+    assert lr(4, 1.0) == 3e-3 != runs.STACK_LR[4]

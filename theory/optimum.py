@@ -42,7 +42,7 @@ from scipy.optimize import minimize
 
 from .mc_moments import trajectory_moments
 from .parity import CLASSES, canonical_gauge, class_masks, classify, feature_is_even, odd_share
-from .population import PopulationMoments, beta_from_weights, population_moments
+from .population import PopulationMoments, beta_from_weights, moments_route, population_moments
 from .systems import LDSFamily
 from .validation import check_finite_array, check_positive_int, check_real, check_type
 
@@ -410,8 +410,10 @@ def population_optimum(moments: PopulationMoments, seed: int, *, starts: int = 3
 
 def optimum_for(family: LDSFamily, s: int, seed: int, *, starts: int = 32, gtol: float = 1e-10,
                 in_class: bool = True, trajectories: int = D_TRAJECTORIES) -> PopulationOptimum:
-    """:func:`population_optimum` on the moments of ``family``: exact quadrature (a, b, c, asym), or
-    ``trajectories`` antithetic raw trajectories (setting d; rng seeded by (seed, 99)).
+    """:func:`population_optimum` on the moments of ``family`` by its route
+    (theory.population.moments_route): exact quadrature (a, b, c, asym), or, on the Monte
+    Carlo route (setting d), ``trajectories`` antithetic raw trajectories (rng seeded by
+    (seed, 99)) -- the cheap estimator that serves an optimum.
 
     The antithetic moments of setting d have the parity zeros by construction (valid since
     A ~ -A there; theory.mc_moments), so they cannot be used to check those zeros.
@@ -420,7 +422,7 @@ def optimum_for(family: LDSFamily, s: int, seed: int, *, starts: int = 32, gtol:
     starts = check_positive_int("starts", starts)
     if starts > MAX_STARTS:                          # before the moments, which cost more
         raise ValueError(f"starts must be <= {MAX_STARTS}, got {starts}")
-    if not family.spec.quadrature:
+    if moments_route(family) == "monte-carlo":
         trajectories = check_positive_int("trajectories", trajectories, minimum=2)
         if trajectories > MAX_TRAJECTORIES:
             raise ValueError(f"trajectories must be <= {MAX_TRAJECTORIES:.0e} (about 20 us each), "

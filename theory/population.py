@@ -50,9 +50,11 @@ import numpy as np
 
 from .coordinate import family_quadrature
 from .systems import LDSFamily, covariance
-from .validation import check_finite_array, check_positive_int, check_window
+from .validation import check_finite_array, check_positive_int, check_type, check_window
 
 __all__ = [
+    "MOMENTS_ROUTES",
+    "moments_route",
     "feature_list",
     "feature_parity",
     "gaussian_feature_moments",
@@ -360,18 +362,38 @@ def _mc_moments(family: LDSFamily, s: int, m: int, rng: np.random.Generator, chu
                              method="mc-systems", m=m, batches=split(bmean) if B >= 2 else None)
 
 
+#: the two routes of a setting's population moments (:func:`moments_route`)
+MOMENTS_ROUTES = ("quadrature", "monte-carlo")
+
+
+def moments_route(family: LDSFamily) -> str:
+    """How the population moments of ``family`` are computed: ``"quadrature"`` where its
+    setting has the coordinate quadrature (``Setting.quadrature``: exact up to rounding),
+    else ``"monte-carlo"``.  The one place this is decided: :func:`population_moments`'
+    "auto", theory.optimum.optimum_for and the claims (claims/_ar1.py, claims/_ars.py) ask
+    here, and each picks the Monte Carlo estimator that serves its purpose.  ValueError
+    naming ``family`` when it is not an LDSFamily.
+
+    >>> moments_route(LDSFamily("b")), moments_route(LDSFamily("d"))
+    ('quadrature', 'monte-carlo')
+    """
+    family = check_type("family", family, LDSFamily, "an LDSFamily")
+    return MOMENTS_ROUTES[0] if family.spec.quadrature else MOMENTS_ROUTES[1]
+
+
 def population_moments(family: LDSFamily, s: int, *, method: str = "auto", m: int = 20000,
                        rng: np.random.Generator | None = None) -> PopulationMoments:
     """Population feature moments of ``family`` for window ``s``.
 
-    ``method``: "quadrature" (diagonal settings a, c, asym; exact up to rounding),
-    "mc-systems" (any setting; needs ``rng``), or "auto" (quadrature when possible).
+    ``method``: "quadrature" (settings with the coordinate quadrature, a, b, c, asym; exact
+    up to rounding), "mc-systems" (any setting; needs ``rng``), or "auto" (the route of
+    :func:`moments_route`: quadrature when possible, else "mc-systems").
     """
     s, _ = check_window(s, family.T)
     if method == "auto":
-        method = "quadrature" if family.spec.quadrature else "mc-systems"
+        method = "quadrature" if moments_route(family) == "quadrature" else "mc-systems"
     if method == "quadrature":
-        if not family.spec.quadrature:
+        if moments_route(family) != "quadrature":
             raise ValueError(f"method 'quadrature' is not available for setting {family.setting!r} "
                              f"(its basis is {family.spec.basis}: no coordinate quadrature)")
         return _quadrature_moments(family, s)

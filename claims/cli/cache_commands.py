@@ -1,10 +1,12 @@
 """What ``ldsicl runs`` and ``ldsicl cache list|clear|export`` do: the weight store as the
 command line shows it (claims/cli/main.py holds the parser; the other subcommands are in
 claims/cli/commands.py, whose conventions these follow: arguments checked before any work, a
-bad one reported as one line naming its flag, exit status 2).
+bad one a claims.cli.shared.ParameterError reported as one line naming its flag, exit status 2).
 
-Imports of modules that pull in torch are made by the commands that use them (about 2.5 s
-of start-up; claims/cli/commands.py module doc).
+Imports of modules that pull in torch are made by the commands that use them (about 0.7 s
+of start-up; claims/cli/commands.py module doc); every command here needs them (the run
+store's configurations are models.config.TrainConfig, and the cache key holds torch's
+version).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from claims.cli.commands import _check_out, _value_error
+from claims.cli.shared import ParameterError, check_out, naming, usage_error
 from claims.harness.profiles import get_profile
 from theory.jsonvalues import dumps
 
@@ -24,20 +26,27 @@ __all__ = ["run_runs", "run_cache"]
 
 
 def run_runs(args, parser) -> int:
-    """``ldsicl runs``: the run ids each claim trains in a profile (claims/harness/runs.py), and
-    whether this code's weights for each are in the cache."""
-    from claims.harness.runs import CLAIM_RUNS, claim_runs, config_for     # torch (module doc)
+    """``ldsicl runs``: the run ids each claim trains in a profile (its spec's runs,
+    claims.specs.claim_runs; every claim unless ``--claim``, one that trains nothing saying
+    so), and whether this code's weights for each are in the cache."""
+    from claims.harness.runs import config_for                 # torch (module doc)
+    from claims.specs import CLAIMS, claim_runs
     from models.cache import cache_path
 
     try:
-        profile = get_profile(args.profile)
-        claims = [args.claim] if args.claim else list(CLAIM_RUNS)
-        table = {c: [r.run for r in claim_runs(c, profile)] for c in claims}
+        with naming("profile"):
+            profile = get_profile(args.profile)
+        claims = [args.claim] if args.claim else [spec.name for spec in CLAIMS]
+        with naming("claim"):
+            table = {c: [r.run for r in claim_runs(c, profile)] for c in claims}
         status = {}
         for rid in dict.fromkeys(r for ids in table.values() for r in ids):
-            status[rid] = "cached" if cache_path(config_for(rid, profile), args.cache_dir).is_file() else "not cached"
+            config = config_for(rid, profile)
+            with naming("cache_dir"):
+                path = cache_path(config, args.cache_dir)
+            status[rid] = "cached" if path.is_file() else "not cached"
     except ValueError as exc:
-        _value_error(parser, exc)
+        usage_error(parser, exc)
     if args.json:
         print(dumps({"profile": profile.name,
                           "claims": {c: [{"run": r, "cache": status[r]} for r in ids] for c, ids in table.items()}}))
@@ -68,20 +77,26 @@ def _format_entry(e: dict) -> str:
 def _export_source(args):
     """The cache entry ``cache export`` reads: (path, run id or None).  KEY is a cache key
     (or its first 8 or more hex digits, as ``cache list`` shows 12) or a run id of
-    ``--profile`` (its entry for this code).  ValueError naming ``key`` otherwise."""
+    ``--profile`` (its entry for this code).  ParameterError naming ``key`` (or ``cache_dir``)
+    otherwise."""
     from claims.harness.runs import config_for                 # torch (module doc)
     from models.cache import cache_path, list_entries
 
     key = args.key
     if len(key) >= 8 and all(ch in "0123456789abcdef" for ch in key.lower()):
-        hits = [e for e in list_entries(args.cache_dir) if e["key"].startswith(key.lower())]
+        with naming("cache_dir"):
+            hits = [e for e in list_entries(args.cache_dir) if e["key"].startswith(key.lower())]
         if len(hits) != 1:
-            raise ValueError(f"key {key!r} matches {len(hits)} cache entries (`ldsicl cache list` shows them)")
+            raise ParameterError("key", f"key {key!r} matches {len(hits)} cache entries (`ldsicl cache list` "
+                                 "shows them)")
         return Path(hits[0]["path"]), None
-    path = cache_path(config_for(key, get_profile(args.profile), name="key"), args.cache_dir)
+    with naming("key"):
+        config = config_for(key, get_profile(args.profile), name="key")
+    with naming("cache_dir"):
+        path = cache_path(config, args.cache_dir)
     if not path.is_file():
-        raise ValueError(f"key {key!r} names a run with no weights of this code in the cache; train them with "
-                         f"`ldsicl train --claim {key} --profile {args.profile}`")
+        raise ParameterError("key", f"key {key!r} names a run with no weights of this code in the cache; train "
+                             f"them with `ldsicl train --claim {key} --profile {args.profile}`")
     return path, key
 
 
@@ -94,9 +109,9 @@ def _export(args, parser) -> int:
 
     try:
         path, run_id = _export_source(args)
-        out = _check_out(args.out)
+        out = check_out(args.out)
     except ValueError as exc:
-        _value_error(parser, exc)
+        usage_error(parser, exc)
     except OSError as exc:                        # an unreadable cache folder
         print(f"ldsicl cache: error: cannot read the cache ({exc})", file=sys.stderr)
         return 1
@@ -130,13 +145,14 @@ def run_cache(args, parser) -> int:
     if args.action == "export":
         return _export(args, parser)
     try:
-        folder = resolve_cache_dir(args.cache_dir)
-        if args.action == "list":
-            entries = list_entries(args.cache_dir)
-        else:
-            removed = clear(args.cache_dir, stale_only=args.stale_only)
+        with naming("cache_dir"):
+            folder = resolve_cache_dir(args.cache_dir)
+            if args.action == "list":
+                entries = list_entries(args.cache_dir)
+            else:
+                removed = clear(args.cache_dir, stale_only=args.stale_only)
     except ValueError as exc:
-        _value_error(parser, exc)
+        usage_error(parser, exc)
     except OSError as exc:
         print(f"ldsicl cache: error: {exc}", file=sys.stderr)
         return 1

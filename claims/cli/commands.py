@@ -8,11 +8,15 @@ validates its arguments before any expensive work -- a bad one is reported throu
 returns the exit status.  JSON output is strict, under the project's one policy
 (theory/jsonvalues.py: non-finite numbers as ``"NaN"`` / ``"Infinity"``).
 
-Imports: what every command needs is imported here; the modules that pull in torch
-(models/*, claims/harness/runs.py: about 2.5 s of start-up, against 0.4 s for theory.kappa,
-measured with ``python -X importtime`` on this project's CI machine) and scipy.optimize
-or matplotlib (theory.optimum, the report: about 1 s each) are imported by the commands
-that use them, so that ``ldsicl kappa`` and ``ldsicl --help`` answer at once.
+Imports: what every command needs is imported here, and none of it imports torch, so that
+``ldsicl --version``, ``kappa`` and ``optimum`` start without it (tests/test_startup.py).  The
+modules that pull in torch (models/*, claims/harness/runs.py: about 0.7 s of start-up) and
+scipy.optimize or matplotlib (theory.optimum, the report: about 1 s each) are imported by
+the commands that use them.
+
+A bad argument is a :class:`claims.cli.shared.ParameterError` naming its parameter (the
+library calls are wrapped in :func:`claims.cli.shared.naming` with the parameters they
+validate), reported by :func:`claims.cli.shared.usage_error`.
 """
 from __future__ import annotations
 
@@ -21,34 +25,21 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from claims.cli.shared import REPO, ParameterError, check_out, naming, usage_error
 from claims.harness.profiles import get_profile
 from theory.jsonvalues import dumps
 from theory import kappa as kappa_mod
 from theory.systems import LDSFamily
 from theory.validation import check_window
 
-__all__ = ["run_kappa", "run_train", "run_optimum", "run_report", "FLAGS", "REPO"]
+__all__ = ["run_kappa", "run_train", "run_optimum", "run_report", "TRAIN_FIELDS", "FAMILY_PARAMS"]
 
-# library field name -> command-line flag, to turn a ValueError into "argument --flag: ..."
-FLAGS = {
-    "setting": "--setting", "T": "--T", "d": "--d", "s": "--s", "sigma_w": "--sigma-w",
-    "sigma_v": "--sigma-v", "sigma_0": "--sigma-0", "method": "--method", "m": "--mc-systems",
-    "seed": "--seed", "steps": "--steps", "batch": "--batch", "lr": "--lr", "lr_min": "--lr-min",
-    "warmup_steps": "--warmup-steps", "weight_decay": "--weight-decay",
-    "grad_clip": "--grad-clip", "init_scale": "--init-scale", "dtype": "--dtype",
-    "forward": "--forward", "device": "--device", "cache_dir": "--cache-dir",
-    "cond_max": "--cond-max", "starts": "--starts", "trajectories": "--trajectories",
-    "max_memory": "--max-memory", "out": "--out", "from": "--from", "run": "--run",
-    "layers": "--layers", "betas": "--betas", "radius": "--radius", "claim": "--claim",
-    "profile": "--profile", "key": "KEY",
-}
-#: the repository checkout this module sits in (the claims live there, not in the package).
-REPO = Path(__file__).resolve().parents[2]
+#: the parameters of a family (theory.systems.LDSFamily), named by its errors
+FAMILY_PARAMS = ("setting", "T", "d", "sigma_w", "sigma_v", "sigma_0")
 
 
 def _sigmas(args) -> dict:
@@ -61,20 +52,15 @@ def _sigmas(args) -> dict:
             try:
                 out[name] = float(v)
             except OverflowError:
-                raise ValueError(f"{name} must be finite, got {v}") from None
+                raise ParameterError(name, f"{name} must be finite, got {v}") from None
     return out
 
 
 def _family(args):
-    """The LDSFamily of the family arguments; ValueError naming the flag's field."""
-    return LDSFamily(args.setting, d=args.d, T=args.T, **_sigmas(args))
-
-
-def _value_error(parser, exc: ValueError):
-    msg = str(exc)
-    name = msg.split(" ", 1)[0].rstrip(":,").split("[", 1)[0]      # betas[0] -> betas
-    flag = FLAGS.get(name)
-    parser.error(f"argument {flag}: {msg}" if flag else msg)
+    """The LDSFamily of the family arguments; ParameterError naming its field."""
+    sigmas = _sigmas(args)
+    with naming(*FAMILY_PARAMS):
+        return LDSFamily(args.setting, d=args.d, T=args.T, **sigmas)
 
 
 def run_kappa(args, parser) -> int:
@@ -85,17 +71,20 @@ def run_kappa(args, parser) -> int:
         variances = tuple(q ** 2 for q in (args.sigma_w, args.sigma_v, args.sigma_0))
         method = {"exact": "exact-rational", "quadrature": "gauss-legendre"}.get(args.method, args.method)
         why = None
-        if method == "auto":
-            method, why = kappa_mod.choose_method(family)
-        if method == "exact-rational" and "exact-rational" in kappa_mod.exact_routes(family):
+        with naming("method"):
+            if method == "auto":
+                method, why = kappa_mod.choose_method(family)
+            exact = method == "exact-rational" and "exact-rational" in kappa_mod.exact_routes(family)
+        if exact:
             sec = kappa_mod.exact_seconds(args.T, args.d)
             if sec > 10:
                 print(f"ldsicl kappa: warning: exact rational arithmetic at T = {args.T} takes about "
                       f"{_duration(sec)} (about T^{kappa_mod.EXACT_GROWTH:g}); --method quadrature gives "
                       f"the same value to about 1e-13 in well under a second", file=sys.stderr)
-        res = kappa_mod.kappa(family, method=method, m=args.mc_systems, seed=args.seed, variances=variances)
+        with naming("method", "T", "m", "seed"):
+            res = kappa_mod.kappa(family, method=method, m=args.mc_systems, seed=args.seed, variances=variances)
     except ValueError as exc:
-        _value_error(parser, exc)
+        usage_error(parser, exc)
     if args.json:
         out = res.to_json()
         out.update({"setting": args.setting, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
@@ -127,15 +116,18 @@ def run_optimum(args, parser) -> int:
 
     try:
         family = _family(args)
-        check_window(args.s, args.T)
+        with naming("T"):                              # check_window's error names T (T > s + 1)
+            check_window(args.s, args.T)
         need = moment_memory(args.s, args.T)
         if need > args.max_memory * 2 ** 30:
-            raise ValueError(f"s = {args.s} (with T = {args.T}) needs about {need / 2 ** 30:.3g} GiB for the "
-                             f"moments, more than --max-memory {args.max_memory:g} GiB")
-        opt = optimum_for(family, args.s, args.seed, starts=args.starts, in_class=not args.no_classes,
-                          trajectories=args.trajectories)
+            raise ParameterError("max_memory", f"s = {args.s} (with T = {args.T}) needs about "
+                                 f"{need / 2 ** 30:.3g} GiB for the moments, more than --max-memory "
+                                 f"{args.max_memory:g} GiB")
+        with naming("s", "starts", "seed", "trajectories"):
+            opt = optimum_for(family, args.s, args.seed, starts=args.starts, in_class=not args.no_classes,
+                              trajectories=args.trajectories)
     except ValueError as exc:
-        _value_error(parser, exc)
+        usage_error(parser, exc)
     s = args.s
     in_class = opt.cls if opt.cls and opt.out_of_class_share <= 1e-8 else None
     out = {
@@ -176,23 +168,23 @@ def run_optimum(args, parser) -> int:
 
 def run_report(args, parser) -> int:
     """``ldsicl report``: render a finished claims.json (or run the claims first) into DIR."""
-    from claims.reports.compare import BadInput, load_report     # the records, torch and matplotlib: seconds
-    from claims.reports.report import render_report
+    from claims.harness.reportfile import SCHEMA, load_report   # the records (no torch)
+    from claims.reports.report import render_report              # the specs (torch) and matplotlib: seconds
 
     out = Path(args.out).expanduser()
     if out.exists() and not out.is_dir():
-        _value_error(parser, ValueError(f"out must be a directory, got the file {str(out)!r}"))
+        usage_error(parser, ParameterError("out", f"out must be a directory, got the file {str(out)!r}"))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        _value_error(parser, ValueError(f"out cannot be created: {exc}"))
+        usage_error(parser, ParameterError("out", f"out cannot be created: {exc}"))
     if not os.access(out, os.W_OK):
-        _value_error(parser, ValueError(f"out is not writable: {str(out)!r}"))
+        usage_error(parser, ParameterError("out", f"out is not writable: {str(out)!r}"))
     src = Path(args.source).expanduser() if args.source else out / "claims.json"
     if args.run:
         if not (REPO / "claims" / "test_banding.py").is_file():
-            _value_error(parser, ValueError("run needs a checkout of the repository (the claim files are "
-                                            "not installed with the package)"))
+            usage_error(parser, ParameterError("run", "run needs a checkout of the repository (the claim "
+                                               "files are not installed with the package)"))
         cmd = [sys.executable, "-m", "pytest", "claims", "-n", "auto", "-q", "--profile", args.profile,
                "--claims-report", str(out.resolve())]
         print("running: " + " ".join(cmd), file=sys.stderr)
@@ -202,16 +194,15 @@ def run_report(args, parser) -> int:
             return 1
         src = out / "claims.json"
     try:
-        payload = load_report(str(src))
-    except BadInput as exc:
-        _value_error(parser, ValueError(f"from: {exc}"))
-    paths = render_report(payload, out)
+        report = load_report(src)
+    except ValueError as exc:
+        usage_error(parser, ParameterError("from", f"from: {exc}"))
+    paths = render_report(report, out)
     if src.resolve() != (out / "claims.json").resolve():
-        if payload.get("schema") == json.loads(src.read_text(encoding="utf-8")).get("schema"):
+        if json.loads(src.read_text(encoding="utf-8")).get("schema") == SCHEMA:
             shutil.copyfile(src, out / "claims.json")
-        else:                             # a schema 3 report, as mapped to check ids (claims/reports/legacy.py)
-            (out / "claims.json").write_text(dumps(payload, indent=2) + "\n",
-                                             encoding="utf-8")
+        else:                             # an older schema, as read today (claims/harness/reportfile.py)
+            (out / "claims.json").write_text(dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
     print(f"report: {paths['html']}")
     print(f"        {paths['md']}" + (f" ({len(paths['figures'])} figures in {out / 'figures'})"
                                        if paths["figures"] else " (no figures)"))
@@ -220,22 +211,6 @@ def run_report(args, parser) -> int:
 
 def _format_matrix(W) -> str:
     return "\n".join("  [" + "  ".join(f"{x: .8f}" for x in row) + "]" for row in W)
-
-
-def _check_out(path: str) -> Path:
-    """An output file that can be written, checked before any work: ValueError naming ``out``."""
-    p = Path(path).expanduser()
-    if p.is_dir():
-        raise ValueError(f"out must be a file path, got the directory {path!r}")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValueError(f"out: the folder {str(parent)!r} does not exist")
-    try:
-        with tempfile.NamedTemporaryFile(dir=parent, prefix=".ldsicl-probe-"):
-            pass
-    except OSError as exc:
-        raise ValueError(f"out: cannot write in {str(parent)!r} ({exc.strerror or exc})") from None
-    return p
 
 
 def _kappa_line(config, coefficient):
@@ -264,7 +239,7 @@ def _train_config(args):
     ``config_for``, the function the claims call), changed by every option given -- e.g.
     ``--steps 20`` for a shortened copy, which is then no longer that run (the record's
     ``run`` is None and ``changed_from`` names the run and the fields changed).
-    ValueError naming the option otherwise.
+    ParameterError naming the option otherwise.
     """
     from claims.harness.runs import config_for                 # imports torch: about 2.5 s (module doc)
     from models.config import TrainConfig
@@ -273,10 +248,13 @@ def _train_config(args):
     given.update(_sigmas(args))
     if args.claim is None:
         if args.profile is not None:
-            raise ValueError("profile: --profile names the profile of a --claim run; give --claim too")
-        return None, TrainConfig(**given)
-    base = config_for(args.claim, get_profile(args.profile or "quick"), name="claim")
-    return base, base.replace(**given)
+            raise ParameterError("profile", "profile: --profile names the profile of a --claim run; give --claim too")
+        base = None
+    else:
+        with naming("claim"):
+            base = config_for(args.claim, get_profile(args.profile or "quick"), name="claim")
+    with naming(*given):
+        return base, TrainConfig(**given) if base is None else base.replace(**given)
 
 
 def run_train(args, parser) -> int:
@@ -289,14 +267,17 @@ def run_train(args, parser) -> int:
     max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
     try:
         base, config = _train_config(args)
-        check_resources(config, max_memory)
-        resolve_device(args.device)
-        out = _check_out(args.out) if args.out else None
+        with naming("batch", "max_memory", "sigma_w", "sigma_v", "sigma_0"):
+            check_resources(config, max_memory)
+        with naming("device"):
+            resolve_device(args.device)
+        out = check_out(args.out) if args.out else None
         cached = None
         if not args.no_cache:
-            cached = load_cached(config, args.cache_dir, device=args.device)
+            with naming("cache_dir", "device"):
+                cached = load_cached(config, args.cache_dir, device=args.device)
     except ValueError as exc:
-        _value_error(parser, exc)
+        usage_error(parser, exc)
     try:
         if args.no_cache:
             result = train(config, device=args.device, progress=args.progress, max_memory=max_memory)

@@ -15,6 +15,11 @@ typed.  Exit status: 0 done, 1 a run failed (a diverging training run, an unwrit
 output after the work), 2 a bad argument (one line on stderr naming it, before any
 expensive work).  A closed output pipe (``ldsicl ... | head``) ends the command quietly.
 ``main(argv)`` returns the exit status instead of raising ``SystemExit``.
+
+``ldsicl --version``, ``kappa`` and ``optimum`` start without importing torch
+(tests/test_startup.py): nothing here imports models/ at import time.  The training
+options' defaults, models.config.TrainConfig's (the only definition; it imports torch), are
+read when ``ldsicl train --help`` is shown (:class:`_Formatter`).
 """
 from __future__ import annotations
 
@@ -26,12 +31,13 @@ from fractions import Fraction
 from importlib import metadata
 
 from claims.cli import cache_commands, commands
+from claims.cli.shared import REPO
+from claims.harness.coverage import REFERENCE
 from claims.harness.profiles import PROFILES
-from models.config import TrainConfig
 from theory.systems import SETTINGS, LDSFamily
 from theory.validation import check_int, check_rational, check_real
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "DEFAULT_SETTING"]
 
 
 class _UsageError(Exception):
@@ -40,10 +46,14 @@ class _UsageError(Exception):
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """Keeps the epilogs' line breaks and shows every option's default once: argparse's
-    "(default: X)" for a real default; an option whose default is None or a switch says its
-    own default in its help, or has none."""
+    "(default: X)" for a real default; a training option left None in the parser (its
+    ``train_field``, see :func:`_train_arg`) TrainConfig's default, read only here; any other
+    option whose default is None or a switch says its own default in its help, or has none."""
 
     def _get_help_string(self, action):
+        field = getattr(action, "train_field", None)
+        if field is not None:
+            return action.help + _said(field)
         if action.default is None or action.default is False or "(default:" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
@@ -119,19 +129,36 @@ def _examples(*lines) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-#: the training options' defaults: models.config.TrainConfig's own (docs/settings.md, Training)
-_TRAIN_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
 _LDS_DEFAULTS = {f.name: f.default for f in dataclasses.fields(LDSFamily)}
-#: the family options and their defaults: LDSFamily's (docs/settings.md, Defaults; the setting
-#: TrainConfig's), the noise levels as the exact fractions of their decimal values
-_FAMILY_DEFAULTS = {"setting": _TRAIN_DEFAULTS["setting"], "T": _LDS_DEFAULTS["T"], "d": _LDS_DEFAULTS["d"],
+#: the setting of kappa and optimum when none is given: the paper's main setting, which is
+#: also models.config.TrainConfig's default (tests/test_cli_contract.py checks that they agree;
+#: TrainConfig is not imported here, it imports torch)
+DEFAULT_SETTING = REFERENCE
+#: the family options and their defaults: LDSFamily's (docs/settings.md, Defaults), the noise
+#: levels as the exact fractions of their decimal values
+_FAMILY_DEFAULTS = {"setting": DEFAULT_SETTING, "T": _LDS_DEFAULTS["T"], "d": _LDS_DEFAULTS["d"],
                     **{k: Fraction(str(_LDS_DEFAULTS[k])) for k in ("sigma_w", "sigma_v", "sigma_0")}}
 
 
+#: the family's sizes: option name (LDSFamily's field), its least value, its help
+_SIZES = (("T", 3, "sequence length"), ("d", 1, "state dimension"))
+
+
 def _said(name: str) -> str:
-    """`` (default: X)`` for a training option left None in the parser: TrainConfig's default."""
-    value = _TRAIN_DEFAULTS[name]
+    """`` (default: X)`` for a training option left None in the parser: TrainConfig's default
+    (docs/settings.md, Training), read when the help is shown."""
+    from models.config import TrainConfig                  # torch: only for ``ldsicl train --help``
+
+    value = {f.name: f.default for f in dataclasses.fields(TrainConfig)}[name]
     return f" (default: {','.join(map(str, value)) if isinstance(value, tuple) else value})"
+
+
+def _train_arg(p, flag, *, field, **kwargs):
+    """A training option, None unless given, whose help ends with TrainConfig's default for
+    ``field`` (added by :class:`_Formatter` when the help is shown)."""
+    action = p.add_argument(flag, default=None, **kwargs)
+    action.train_field = field
+    return action
 
 
 def _add_family_args(p, *, defaults=True):
@@ -146,8 +173,8 @@ def _add_family_args(p, *, defaults=True):
     p.add_argument("--setting", choices=SETTINGS, default=default("setting"),
                    help="system family: a, b, c, d or the asymmetric control asym (see ldsicl --help)"
                         + said("setting"))
-    p.add_argument("--T", type=_int("T", 3), default=default("T"), help="sequence length" + said("T"))
-    p.add_argument("--d", type=_int("d", 1), default=default("d"), help="state dimension" + said("d"))
+    for name, least, what in _SIZES:
+        p.add_argument(f"--{name}", type=_int(name, least), default=default(name), help=what + said(name))
     p.add_argument("--sigma-w", type=_rational("sigma_w"), default=default("sigma_w"),
                    help="process noise standard deviation (an exact decimal or p/q)" + said("sigma_w"))
     p.add_argument("--sigma-v", type=_rational("sigma_v"), default=default("sigma_v"),
@@ -220,29 +247,25 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--profile", choices=tuple(PROFILES), default=None,
                     help="the profile whose run --claim names (the stacks' batch differs; default: quick)")
     _add_family_args(pt, defaults=False)
-    pt.add_argument("--s", type=_int("s", 1), default=None, help="AR window s" + _said("s"))
-    pt.add_argument("--layers", type=_int("layers", 1), default=None,
-                    help="attention layers in the stack" + _said("layers"))
-    pt.add_argument("--radius", type=_real("radius", positive=True), default=None,
-                    help="largest eigenvalue modulus of the systems" + _said("radius"))
-    pt.add_argument("--steps", type=_int("steps", 1), default=None, help="optimiser steps" + _said("steps"))
-    pt.add_argument("--batch", type=_int("batch", 1), default=None, help="fresh systems per step" + _said("batch"))
-    pt.add_argument("--seed", type=_int("seed", 0), default=None, help="seed of every random stream" + _said("seed"))
-    pt.add_argument("--lr", type=_real("lr", positive=True), default=None, help="peak learning rate" + _said("lr"))
-    pt.add_argument("--lr-min", type=_real("lr_min"), default=None, help="learning rate at the end" + _said("lr_min"))
+    _train_arg(pt, "--s", type=_int("s", 1), field="s", help="AR window s")
+    _train_arg(pt, "--layers", type=_int("layers", 1), field="layers", help="attention layers in the stack")
+    _train_arg(pt, "--radius", type=_real("radius", positive=True), field="radius",
+               help="largest eigenvalue modulus of the systems")
+    _train_arg(pt, "--steps", type=_int("steps", 1), field="steps", help="optimiser steps")
+    _train_arg(pt, "--batch", type=_int("batch", 1), field="batch", help="fresh systems per step")
+    _train_arg(pt, "--seed", type=_int("seed", 0), field="seed", help="seed of every random stream")
+    _train_arg(pt, "--lr", type=_real("lr", positive=True), field="lr", help="peak learning rate")
+    _train_arg(pt, "--lr-min", type=_real("lr_min"), field="lr_min", help="learning rate at the end")
     pt.add_argument("--warmup-steps", type=_int("warmup_steps", 0), default=None,
                     help="linear warm-up steps (default: 5 %% of steps)")
-    pt.add_argument("--weight-decay", type=_real("weight_decay"), default=None, help="AdamW decay" + _said("weight_decay"))
-    pt.add_argument("--betas", type=_pair("betas"), default=None, metavar="B1,B2",
-                    help="AdamW betas" + _said("betas"))
-    pt.add_argument("--grad-clip", type=_real("grad_clip", positive=True), default=None,
-                    help="global gradient-norm clipping" + _said("grad_clip"))
-    pt.add_argument("--init-scale", type=_real("init_scale"), default=None,
-                    help="std of the initial weights" + _said("init_scale"))
-    pt.add_argument("--dtype", choices=("float32", "float64"), default=None,
-                    help="training precision" + _said("dtype"))
-    pt.add_argument("--forward", choices=("effective", "model"), default=None,
-                    help="loss through the effective form or the full forward pass" + _said("forward"))
+    _train_arg(pt, "--weight-decay", type=_real("weight_decay"), field="weight_decay", help="AdamW decay")
+    _train_arg(pt, "--betas", type=_pair("betas"), field="betas", metavar="B1,B2", help="AdamW betas")
+    _train_arg(pt, "--grad-clip", type=_real("grad_clip", positive=True), field="grad_clip",
+               help="global gradient-norm clipping")
+    _train_arg(pt, "--init-scale", type=_real("init_scale"), field="init_scale", help="std of the initial weights")
+    _train_arg(pt, "--dtype", choices=("float32", "float64"), field="dtype", help="training precision")
+    _train_arg(pt, "--forward", choices=("effective", "model"), field="forward",
+               help="loss through the effective form or the full forward pass")
     pt.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
     pt.add_argument("--max-memory", type=_real("max_memory", positive=True), default=None,
                     help="GiB the run may plan to use (default: half this machine's memory)")
@@ -259,15 +282,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     pn = sub.add_parser(
         "runs", help="the run ids each claim trains (for ldsicl train --claim)",
-        description="List the trained runs each claim uses in a profile (claims/harness/runs.py, the definitions "
-                    "the claims read), one line each: claim, run id, and whether this code's weights are "
+        description="List the trained runs each claim uses in a profile (its spec's runs, claims/specs/, the "
+                    "definitions the claims read), one line each: claim, run id, and whether this code's weights are "
                     "in the cache.",
         epilog=_examples("ldsicl runs                                    # every claim, quick profile",
                          "ldsicl runs --claim banding --profile paper",
                          "ldsicl runs --json"))
     pn.add_argument("--claim", default=None,
                     help="only this claim (ar1-optimum, banding, pcg-alignment, depth, ...; default: every "
-                         "claim that trains a model)")
+                         "claim, one that trains nothing saying so)")
     pn.add_argument("--profile", choices=tuple(PROFILES), default="quick", help="the profile")
     _cache_dir_arg(pn)
     pn.add_argument("--json", action="store_true", help="print one JSON object")
@@ -300,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "ldsicl report --run                            # run the quick claims first"))
     prep.add_argument("--from", dest="source", default=None, metavar="FILE",
                       help="the claims.json to render (default: DIR/claims.json)")
-    prep.add_argument("--out", default=str(commands.REPO / "reports"), metavar="DIR",
+    prep.add_argument("--out", default=str(REPO / "reports"), metavar="DIR",
                       help="where the report goes")
     prep.add_argument("--run", action="store_true",
                       help="run `pytest claims -n auto` first (needs the checkout), then render")

@@ -1,6 +1,11 @@
-"""The figures of the improper-learning claim (claims/specs/improper_learning.py): typed data read from its records, and the drawing.
+"""The figures of the improper-learning claim (claims/specs/improper_learning.py): none of its own.
 
-(Being filled in: the drawing code moves here from claims/reports/figures.py.)
+Whatever checks of the claim carry a value per trained run are drawn by the report's
+generic per-run figure, ``seeds-improper-learning.png`` (claims/reports/figures.py); its records
+carry no curve or weights beyond them.
+
+>>> FIGURES
+()
 """
 from __future__ import annotations
 

@@ -1,9 +1,154 @@
-"""The figures of the kalman-parity claim (claims/specs/kalman_parity.py): typed data read from its records, and the drawing.
+"""The figures of the kalman-parity claim (claims/specs/kalman_parity.py).
 
-(Being filled in: the drawing code moves here from claims/reports/figures.py.)
+- ``kalman-parity.png`` (:func:`parity_data`, :func:`parity_figure`): MSE / MSE(Kalman)
+  against s, one panel per setting, one series per method (:data:`SERIES`, from each
+  record's check and variant; a stack by its depth), with each value's interval -- for a
+  check judged by run, the runs' mean and range, not the share -- and N4SID (no window) as
+  a reference line;
+- ``per-position.png`` (:func:`position_data`, :func:`position_figure`): the MSE of
+  predicting y_t from y_1..y_(t-1) at every position t (the ``per-position-mse`` record's
+  ``t``, ``mse`` and ``sequences``), on a log axis clipped at 3 x the 95th percentile.
+
+>>> from claims.harness.records import make_record
+>>> r = make_record(claim="kalman-parity", check="baseline-mse-ratio", label="r", paper_ref="Sec. 5",
+...                 measured=1.3, kind="reported", setting="a", variant="n4sid")
+>>> parity_data([r])[""]
+(RatioPoint(setting='a', s=None, variant='n4sid', series='N4SID (in context)', value=1.3, interval=None),)
 """
 from __future__ import annotations
 
-__all__ = ["FIGURES"]
+from dataclasses import dataclass
+from typing import Mapping
 
-FIGURES: tuple = ()
+import numpy as np
+
+from claims.figures.common import detail, interval_of, of_check, vector
+from claims.harness.spec import FigureSpec
+
+__all__ = ["SERIES", "RatioPoint", "parity_data", "parity_figure", "PerPosition", "position_data",
+           "position_figure", "FIGURES"]
+
+CLAIM = "kalman-parity"
+
+#: the series of the ratio-to-Kalman figure, by check and variant
+SERIES = {("trained-mse-ratio", None): "trained layer (runs: mean and range)",
+          ("baseline-mse-ratio", "least-squares"): "least squares AR(s)",
+          ("baseline-mse-ratio", "best-ar-of-the-system"): "best AR(s) of the system",
+          ("baseline-mse-ratio", "n4sid"): "N4SID (in context)"}
+
+
+@dataclass(frozen=True)
+class RatioPoint:
+    """One value of a series of the parity figure: MSE / MSE(Kalman) at (setting, s), its
+    interval or None."""
+
+    setting: str
+    s: int | None
+    variant: str | None
+    series: str
+    value: float
+    interval: tuple[float, float] | None
+
+
+def parity_data(records) -> dict[str, tuple[RatioPoint, ...]]:
+    """``{"": points}`` of the ``trained-mse-ratio`` and ``baseline-mse-ratio`` records whose
+    series :data:`SERIES` names (or a stack's depth); ``{}`` without one."""
+    out = []
+    for r in of_check(records, CLAIM, "trained-mse-ratio", "baseline-mse-ratio"):
+        c = r.coords
+        name = f"L={c.layers}" if c.layers is not None else SERIES.get((r.check, c.variant))
+        if name is None:
+            continue
+        if r.per_run:       # judged by run: the runs' mean and range, not the share
+            vals = [float(v) for v in (r.values or [e.value for e in r.runs or []])]
+            value, iv = float(np.mean(vals)), (min(vals), max(vals))
+        else:
+            value, iv = float(r.measured), interval_of(r)
+        out.append(RatioPoint(str(c.setting), c.s, c.variant, name, value, iv))
+    return {"": tuple(out)} if out else {}
+
+
+def parity_figure(plt, rows: tuple[RatioPoint, ...], path) -> None:
+    """MSE / MSE(Kalman) against s, per setting and method."""
+    settings = sorted({p.setting for p in rows})
+    fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.4), squeeze=False, sharey=True)
+    for ax, st in zip(axes[0], settings):
+        series: dict = {}
+        for p in rows:
+            if p.setting != st or p.s is None:
+                continue
+            series.setdefault(p.series, []).append((p.s, p.value, p.interval))
+        for name, pts in sorted(series.items()):
+            pts.sort()
+            xs = [q[0] for q in pts]
+            ys = [q[1] for q in pts]
+            err = np.array([[q[1] - q[2][0], q[2][1] - q[1]] if q[2] else [0, 0] for q in pts]).T
+            ax.errorbar(xs, ys, yerr=np.clip(err, 0, None), fmt="-o", ms=3, capsize=2, label=name)
+        n4 = [p.value for p in rows if p.setting == st and p.variant == "n4sid"]
+        if n4:
+            ax.axhline(n4[0], color="C3", ls="--", lw=1, label="N4SID (in context)")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_title(f"setting {st}", fontsize=9)
+        ax.set_xlabel("window s")
+    axes[0][0].set_ylabel("MSE / MSE(Kalman filter)")
+    axes[0][-1].legend(fontsize=6)
+    fig.suptitle("Kalman parity: every predictor against the filter, same held-out sequences", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+@dataclass(frozen=True)
+class PerPosition:
+    """``per-position.png``: the MSE at each position ``t`` per predictor, in one setting,
+    over ``sequences`` held-out sequences."""
+
+    setting: str
+    t: tuple[int, ...]
+    mse: Mapping[str, tuple[float, ...]]
+    sequences: int
+
+
+def position_data(records) -> dict[str, PerPosition]:
+    """``{"": PerPosition}`` from the (first) ``per-position-mse`` record; ``{}`` without one."""
+    found = of_check(records, CLAIM, "per-position-mse")
+    if not found:
+        return {}
+    r = found[0]
+    return {"": PerPosition(str(r.coords.setting), tuple(int(t) for t in detail(r, "t", "per-position")),
+                            {str(k): vector(v) for k, v in detail(r, "mse", "per-position").items()},
+                            int(detail(r, "sequences", "per-position")))}
+
+
+def position_figure(plt, d: PerPosition, path) -> None:
+    """Every predictor's MSE against the position, one early-position spike clipped (drawn
+    as a triangle on the edge and counted in the title)."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    allv = np.concatenate([np.asarray(v, dtype=float) for v in d.mse.values()])
+    allv = allv[np.isfinite(allv) & (allv > 0)]
+    top = float(np.quantile(allv, 0.95)) * 3.0        # one early-position spike must not squeeze the rest
+    clipped = 0
+    for name, v in d.mse.items():
+        v = np.asarray(v, dtype=float)
+        over = v > top
+        clipped += int(over.sum())
+        line, = ax.plot(d.t, np.minimum(v, top), "-", label=name)
+        if over.any():
+            ax.plot(np.asarray(d.t)[over], [top] * int(over.sum()), "^", ms=6, color=line.get_color())
+    ax.set_xlabel("position t (predicting y_t from y_1..y_(t-1))")
+    ax.set_ylabel("MSE")
+    ax.set_yscale("log")
+    ax.set_ylim(top=top * 1.3)
+    ax.legend(fontsize=7)
+    ax.set_title(f"per-position MSE, setting {d.setting} ({d.sequences} held-out sequences); axis clipped at 3 x "
+                 f"the 95th percentile ({clipped} point(s) above, triangles)", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+FIGURES = (
+    FigureSpec("kalman-parity", "Kalman parity: MSE ratio to the filter against s, per method",
+               parity_data, parity_figure),
+    FigureSpec("per-position", "per-position MSE curves, setting {data.setting}", position_data, position_figure),
+)

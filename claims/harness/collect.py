@@ -1,8 +1,9 @@
 """Collecting claim records from pytest's test reports, with each test's outcome filled in.
 
 The controller process (never a pytest-xdist worker) feeds every ``TestReport`` to a
-:class:`RecordCollector`.  The records travel in ``report.user_properties`` (see
-claims.harness.records); the outcome of their test is read from the report attributes of its
+:class:`RecordCollector`.  The records travel serialised in ``report.user_properties`` (see
+claims.harness.records) and are parsed here, once, into
+:class:`~claims.harness.records.ClaimRecord` s; the outcome of their test is read from the report attributes of its
 setup, call and teardown phases (``report.outcome``, ``report.wasxfail``), never from
 the text of ``report.longrepr``:
 
@@ -28,12 +29,13 @@ pytest-xdist like any other.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable, Mapping
 
-from claims.harness.records import records_from_user_properties
+from claims.harness.records import RECORD_KEY, ClaimRecord
 
 __all__ = ["RecordCollector", "sort_records", "STRICT_XPASS", "mark_strict_xpass",
-           "xfail_reason"]
+           "xfail_reason", "records_from_user_properties"]
 
 #: report attribute set on a call phase that failed only because a test marked
 #: ``xfail(strict=True)`` passed; its value is the xfail reason ("" when none).
@@ -92,7 +94,7 @@ class RecordCollector:
                 return
             st = self._tests[report.nodeid] = {"records": [], "reports": {}}
         if props:
-            st["records"] = [dict(p) for p in props]  # later phases carry all earlier records
+            st["records"] = props                   # later phases carry all earlier records
         st["reports"][report.when] = report
 
     @staticmethod
@@ -123,22 +125,26 @@ class RecordCollector:
             outcome, note = "error", "teardown failed"
         return outcome, reason, note
 
-    def records(self) -> list[dict]:
+    def records(self) -> list[ClaimRecord]:
         """All records, outcome filled in, sorted by (claim, test, order)."""
         out = []
         for st in self._tests.values():
             outcome, reason, note = self._outcome(st["reports"])
             for r in st["records"]:
-                r = dict(r)
-                r["outcome"] = outcome
-                r["xfail_reason"] = reason
+                r = replace(r, outcome=outcome, xfail_reason=reason)
                 if note:
-                    r["note"] = f"{r['note']}; {note}" if r.get("note") else note
+                    r = replace(r, note=f"{r.note}; {note}" if r.note else note)
                 out.append(r)
         return sort_records(out)
 
 
-def sort_records(records: Iterable[Mapping]) -> list[dict]:
-    """Records as dicts, sorted by (claim, test node id, order within the test)."""
-    return sorted((dict(r) for r in records),
-                  key=lambda r: (r["claim"], r.get("test") or "", r.get("order") or 0))
+def sort_records(records: Iterable[ClaimRecord]) -> list[ClaimRecord]:
+    """Records sorted by (claim, test node id, order within the test)."""
+    return sorted(records, key=lambda r: (r.claim, r.test or "", r.order or 0))
+
+
+def records_from_user_properties(props: Iterable) -> list[ClaimRecord]:
+    """The records among ``(name, serialised record)`` user properties (tuples or lists), parsed
+    (:meth:`~claims.harness.records.ClaimRecord.from_dict`: ValueError naming a missing field)."""
+    return [ClaimRecord.from_dict(p[1]) for p in props or ()
+            if isinstance(p, (tuple, list)) and len(p) == 2 and p[0] == RECORD_KEY and isinstance(p[1], Mapping)]

@@ -14,17 +14,23 @@ whose property it has).  Every set keeps the registry's order.
   (theory/kappa_exact.py); :data:`REFERENCE`, the first of them, is the law the stacks of
   the depth and spectral-shift claims train on (diagonal, centred, isotropic).
 
+How a setting's population moments are computed (quadrature or Monte Carlo) is decided in
+one place, theory.population.moments_route, which the claims call.  A check that covers a
+run of settings names them in its records by :func:`span` (first-last).
+
 >>> SYMMETRIC, CONTROLS, SYMMETRIC_QUADRATURE, MONTE_CARLO, REFERENCE
 (('a', 'b', 'c', 'd'), ('asym',), ('a', 'b', 'c'), ('d',), 'a')
 >>> with_property("quadrature") == QUADRATURE
 True
+>>> span(SYMMETRIC_QUADRATURE), span(SYMMETRIC)
+('a-c', 'a-d')
 """
 from __future__ import annotations
 
 from theory.settings import SETTING_SPECS
 
 __all__ = ["ALL", "SYMMETRIC", "CONTROLS", "QUADRATURE", "SYMMETRIC_QUADRATURE", "MONTE_CARLO",
-           "EXACT_RATIONAL", "REFERENCE", "with_property", "moments_route"]
+           "EXACT_RATIONAL", "REFERENCE", "with_property", "span"]
 
 
 def with_property(name: str, value: bool = True, among=None) -> tuple[str, ...]:
@@ -43,11 +49,15 @@ EXACT_RATIONAL = with_property("exact_rational")
 REFERENCE: str = EXACT_RATIONAL[0]
 
 
-def moments_route(setting: str) -> str:
-    """How the claims get a setting's population moments: ``"quadrature"`` where the
-    coordinate quadrature exists, else ``"monte-carlo"`` (the one place this is decided).
+def span(names) -> str:
+    """The settings ``names`` as a check's records name them together: ``"first-last"``
+    (the settings in registry order; one name alone is itself).  ValueError naming
+    ``names`` when it is empty.
 
-    >>> moments_route("b"), moments_route("d")
-    ('quadrature', 'monte-carlo')
+    >>> span(("a", "b", "c")), span(("d",))
+    ('a-c', 'd')
     """
-    return "quadrature" if SETTING_SPECS[setting].quadrature else "monte-carlo"
+    names = tuple(names)
+    if not names:
+        raise ValueError("names must hold at least one setting, got none")
+    return names[0] if len(names) == 1 else f"{names[0]}-{names[-1]}"

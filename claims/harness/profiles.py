@@ -24,6 +24,8 @@ Example
 ('quick', 3, 0.01)
 >>> get_profile("paper").train_steps, get_profile("paper").n_seeds
 (8000, 8)
+>>> COMMON_TRAINED_WINDOWS
+(2, 4)
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 
 from claims.harness.runopts import RunOptions
 
-__all__ = ["Profile", "QUICK", "PAPER", "PROFILES", "DEFAULT_PROFILE", "get_profile"]
+__all__ = ["Profile", "QUICK", "PAPER", "PROFILES", "DEFAULT_PROFILE", "COMMON_TRAINED_WINDOWS", "get_profile"]
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,10 @@ PAPER = Profile(
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (QUICK, PAPER)}
 DEFAULT_PROFILE = "quick"
+#: the windows s >= 2 whose AR(s) layers every profile trains, so that a headline naming
+#: their checks is recorded by every published run: (2, 4)
+COMMON_TRAINED_WINDOWS: tuple = tuple(s for s in PAPER.trained_windows
+                                      if all(s in p.trained_windows for p in PROFILES.values()))
 
 
 def get_profile(name: str) -> Profile:

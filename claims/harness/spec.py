@@ -6,7 +6,8 @@ headline checks, the known non-reproductions, the figures, the order of the repo
 loop over that list, and the claim's test file imports its spec.
 
 * ``name``: the claim's key in every record (``"banding"``); ``test_file``: its checks,
-  relative to ``claims/``.
+  relative to ``claims/`` (``other_test_files``: more files of its checks, if any;
+  ``test_files()``: all of them).
 * ``runs(profile)``: the trained runs (:class:`~claims.harness.identity.RunRef`) the
   claim reads in a profile; ``[]`` for a claim that trains nothing.
 * ``headlines``: the source's statements, each with the checks that carry it and the
@@ -26,7 +27,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-__all__ = ["ClaimSpec", "Headline", "FigureSpec", "no_runs"]
+from claims.harness.identity import Coords, check_id
+
+__all__ = ["ClaimSpec", "Headline", "FigureSpec", "no_runs", "check_ids"]
+
+
+def check_ids(claim: str, check: str, *coords: Mapping) -> tuple[str, ...]:
+    """The ``check_id`` of ``check`` at each of ``coords`` (keyword arguments of
+    :class:`~claims.harness.identity.Coords`), for a headline to name its checks.
+
+    >>> check_ids("banding", "optimum-in-a-class", {"setting": "a", "s": 2}, {"setting": "b", "s": 2})
+    ('banding/optimum-in-a-class/a/s=2', 'banding/optimum-in-a-class/b/s=2')
+    """
+    return tuple(check_id(claim, check, Coords(**c)) for c in coords)
 
 
 def no_runs(profile) -> list:
@@ -55,16 +68,26 @@ class Headline:
 class FigureSpec:
     """A figure of the report.
 
-    ``data(records)`` reads the claim's :class:`~claims.harness.records.ClaimRecord` s and
-    returns ``{key: typed data}`` (empty when the records support no such figure); each
+    ``data(records)`` reads the claim's :class:`~claims.harness.records.ClaimRecord` s (and
+    those of the claims named in ``reads``, for a figure that sets its claim beside others)
+    and returns ``{key: typed data}`` (empty when the records support no such figure); each
     item is drawn by ``draw(plt, data, path)`` into ``<stem>.png`` (key ``""``) or
-    ``<stem>-<key>.png``, titled ``title.format(key=key)``.
+    ``<stem>-<key>.png``, titled :meth:`title_for` (``title.format(key=key, data=data)``).
+
+    >>> f = FigureSpec("demo", "demo, setting {key}: {data}", dict, print)
+    >>> f.path_for("figs", "a").as_posix(), f.title_for("a", 3)
+    ('figs/demo-a.png', 'demo, setting a: 3')
     """
 
     stem: str
     title: str
     data: Callable[[list], Mapping[str, Any]]
     draw: Callable[[Any, Any, Any], Any]
+    reads: tuple[str, ...] = ()
+
+    def title_for(self, key: str, data) -> str:
+        """The figure's title in the report: ``title`` with ``{key}`` and ``{data...}`` filled in."""
+        return self.title.format(key=key, data=data)
 
     def path_for(self, directory, key: str):
         from pathlib import Path
@@ -84,6 +107,7 @@ class ClaimSpec:
     figures: tuple[FigureSpec, ...] = ()
     ours: bool = False
     without_headline: str = ""
+    other_test_files: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -93,6 +117,10 @@ class ClaimSpec:
             raise ValueError(f"ClaimSpec {self.name!r}: its headlines must name it, got {wrong}")
         if self.ours and self.headlines:
             raise ValueError(f"ClaimSpec {self.name!r}: a claim of ours has no headline of a source")
+
+    def test_files(self) -> tuple[str, ...]:
+        """Every file of the claim's checks, relative to ``claims/``, the main one first."""
+        return (self.test_file, *self.other_test_files)
 
     def headline_ids(self) -> tuple[str, ...]:
         """Every headline ``check_id`` of the claim, in order."""

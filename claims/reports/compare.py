@@ -17,9 +17,9 @@ test's function name, from the node id ``claims/test_x.py::test_f[a-1]``); recor
 share a key are matched in report order, i.e. by node id and then by their order within
 the test.  Records without a partner are reported and make the comparison fail.
 
-A report of the previous schema (3, records without ``check_id``) is first mapped to the
-current one by claims/reports/legacy.py (``upgrade_report``), so runs published before the
-change compare with runs after it.
+Each file is loaded by claims.harness.reportfile.load_report: its records parsed into
+ClaimRecord s (a renamed or missing field fails there, naming it); a report of a retired
+schema (3) is unusable input.
 
 Two matched records must agree on every key except those of ``--ignore-keys`` (at any
 depth: in the report, in a record, in its ``details``; default: the timestamp
@@ -42,10 +42,13 @@ differing fields, before -> after); the unmatched records.  Exit status 0 when
 everything matches, 1 when something differs, 2 when an input is unusable (one line on
 stderr naming the file and the problem).
 
->>> a = {"records": [{"check_id": "c/m/a", "label": "m", "test": "t.py::f[x]",
-...                   "measured": 0.1, "verdict": "holds"}]}
->>> b = {"records": [{"check_id": "c/m/a", "label": "reworded", "test": "u.py::f[y]",
-...                   "measured": 0.1 + 1e-17, "verdict": "holds"}]}
+>>> from dataclasses import replace
+>>> from claims.harness.records import make_record
+>>> from claims.harness.reportfile import Report
+>>> r = make_record(claim="c", check="m", setting="a", label="m", paper_ref="p", measured=0.1,
+...                 tolerance=1, comparator="<=", tolerance_source="project")
+>>> a = Report(records=(replace(r, test="t.py::f[x]"),))
+>>> b = Report(records=(replace(r, label="reworded", test="u.py::f[y]", measured=0.1 + 1e-17),))
 >>> compare_reports(a, b, ignore_keys=("test", "label")).ok
 True
 >>> compare_verdicts(a, b)          # --verdicts: the label is no part of what a run concludes
@@ -54,63 +57,22 @@ True
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import struct
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
-from claims.reports.legacy import LEGACY_SCHEMA, upgrade_report
+from claims.harness.records import RECORD_FIELDS, ClaimRecord
+from claims.harness.reportfile import Report, load_report
 
 __all__ = ["DEFAULT_IGNORE_KEYS", "DEFAULT_IGNORE_PROFILE_KEYS", "DEFAULT_KEY", "Comparison",
-           "compare_reports", "compare_verdicts", "current", "load_report", "main"]
+           "compare_reports", "compare_verdicts", "main"]
 
 DEFAULT_IGNORE_KEYS = ("generated", "test", "environment", "provenance")
 DEFAULT_IGNORE_PROFILE_KEYS = ("mc_systems", "settings_trained")
 DEFAULT_KEY = ("check_id",)
 DEFAULT_RTOL = 1e-14
-
-
-class BadInput(ValueError):
-    """An input file that is not a claims report."""
-
-
-def load_report(path: str) -> dict:
-    """The parsed report at ``path`` (a schema 3 report mapped to the current schema, module
-    doc); :class:`BadInput` naming the problem otherwise."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise BadInput(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: not JSON: {exc}") from None
-    return current(data, path)
-
-
-def current(data: Any, name: str) -> dict:
-    """``data`` checked (:func:`check_report`) and, if of schema 3, mapped to the current
-    schema (claims/reports/legacy.py)."""
-    if isinstance(data, dict) and data.get("schema") == LEGACY_SCHEMA:
-        try:
-            data = upgrade_report(data)
-        except (KeyError, ValueError, TypeError, IndexError) as exc:
-            raise BadInput(f"{name}: a schema 3 record could not be mapped to a check id: {exc}") from None
-    check_report(data, name)
-    return data
-
-
-def check_report(data: Any, name: str) -> None:
-    """:class:`BadInput` unless ``data`` looks like a claims report of the current schema."""
-    if not isinstance(data, dict) or not isinstance(data.get("records"), list):
-        raise BadInput(f"{name}: not a claims report (no list 'records' at the top level)")
-    for i, r in enumerate(data["records"]):
-        if not isinstance(r, dict):
-            raise BadInput(f"{name}: records[{i}] is not an object")
-        for k in ("check_id", "label", "measured"):
-            if k not in r:
-                raise BadInput(f"{name}: records[{i}] has no {k!r}")
 
 
 def function_name(nodeid: str | None) -> str | None:
@@ -120,8 +82,11 @@ def function_name(nodeid: str | None) -> str | None:
     return str(nodeid).rsplit("::", 1)[-1].split("[", 1)[0]
 
 
-def record_key(r: Mapping, fields: Sequence[str]) -> tuple:
-    return tuple(function_name(r.get("test")) if f == "function" else r.get(f) for f in fields)
+def record_key(r: ClaimRecord, fields: Sequence[str]) -> tuple:
+    """The values of ``fields`` of ``r`` (``function``: its test's function name; a name that is no
+    field of a record: None)."""
+    return tuple(function_name(r.test) if f == "function" else getattr(r, f) if f in RECORD_FIELDS else None
+                 for f in fields)
 
 
 def _bits(x: float) -> bytes:
@@ -190,9 +155,9 @@ class Comparison:
         return max(cands, key=lambda c: c[0]) if cands else None
 
 
-def _keyed(records: Sequence[Mapping], fields: Sequence[str]) -> dict:
+def _keyed(records: Sequence[ClaimRecord], fields: Sequence[str]) -> dict:
     """Records by key; records sharing a key get an occurrence index in report order."""
-    order = sorted(records, key=lambda r: (str(r.get("test") or ""), r.get("order") or 0))
+    order = sorted(records, key=lambda r: (str(r.test or ""), r.order or 0))
     out, seen = {}, {}
     for r in order:
         k = record_key(r, fields)
@@ -201,22 +166,21 @@ def _keyed(records: Sequence[Mapping], fields: Sequence[str]) -> dict:
     return out
 
 
-def compare_reports(before: Mapping, after: Mapping, *, rtol: float = DEFAULT_RTOL,
+def compare_reports(before: Report, after: Report, *, rtol: float = DEFAULT_RTOL,
                     ignore_keys: Sequence[str] = DEFAULT_IGNORE_KEYS,
                     ignore_profile_keys: Sequence[str] = DEFAULT_IGNORE_PROFILE_KEYS,
                     key: Sequence[str] = DEFAULT_KEY) -> Comparison:
     """Compare two parsed reports (see the module doc for the rules)."""
-    before, after = current(before, "BEFORE"), current(after, "AFTER")
     ignore = frozenset(ignore_keys)
-    res = Comparison(len(before["records"]), len(after["records"]), tuple(key), rtol)
-    kb, ka = _keyed(before["records"], key), _keyed(after["records"], key)
+    res = Comparison(len(before.records), len(after.records), tuple(key), rtol)
+    kb, ka = _keyed(before.records, key), _keyed(after.records, key)
     res.only_before = [k for k in kb if k not in ka]
     res.only_after = [k for k in ka if k not in kb]
     for k in kb:
         if k not in ka:
             continue
         d = _Diff(rtol, ignore)
-        d.values(kb[k], ka[k], "")
+        d.values(kb[k].to_dict(), ka[k].to_dict(), "")
         if d.differ:
             res.differing.append((k, d.differ))
         elif d.within:
@@ -227,8 +191,8 @@ def compare_reports(before: Mapping, after: Mapping, *, rtol: float = DEFAULT_RT
     rest = _Diff(rtol, ignore | {"records"})
     strip = frozenset(ignore_profile_keys)
 
-    def without_knobs(report):
-        out = dict(report)
+    def without_knobs(report: Report):
+        out = report.to_dict()
         if isinstance(out.get("profile"), dict):
             out["profile"] = {k: v for k, v in out["profile"].items() if k not in strip}
         return out
@@ -242,18 +206,17 @@ def compare_reports(before: Mapping, after: Mapping, *, rtol: float = DEFAULT_RT
 VERDICT_FIELDS = ("kind", "verdict", "expect", "outcome")
 
 
-def compare_verdicts(before: Mapping, after: Mapping, *, key: Sequence[str] = DEFAULT_KEY) -> list[str]:
+def compare_verdicts(before: Report, after: Report, *, key: Sequence[str] = DEFAULT_KEY) -> list[str]:
     """What two reports conclude differently: one line per matched record whose verdict,
     expectation, kind or test outcome differs, and per record without a partner.  Numbers
     are not compared (``--verdicts``: a change in what the suite concludes, not in a digit)."""
-    before, after = current(before, "BEFORE"), current(after, "AFTER")
-    kb, ka = _keyed(before["records"], key), _keyed(after["records"], key)
+    kb, ka = _keyed(before.records, key), _keyed(after.records, key)
     out = [f"only in BEFORE: {_name(k)}" for k in kb if k not in ka]
     out += [f"only in AFTER:  {_name(k)}" for k in ka if k not in kb]
     for k in kb:
         if k in ka:
-            diff = [f"{f} {kb[k].get(f)!r} -> {ka[k].get(f)!r}" for f in VERDICT_FIELDS
-                    if kb[k].get(f) != ka[k].get(f)]
+            diff = [f"{f} {getattr(kb[k], f)!r} -> {getattr(ka[k], f)!r}" for f in VERDICT_FIELDS
+                    if getattr(kb[k], f) != getattr(ka[k], f)]
             if diff:
                 out.append(f"DIFFERS: {_name(k)}: " + "; ".join(diff))
     return out
@@ -340,12 +303,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         before, after = load_report(args.before), load_report(args.after)
-    except BadInput as exc:
+    except ValueError as exc:
         print(f"claims.reports.compare: {exc}", file=sys.stderr)
         return 2
     if args.verdicts:
         lines = compare_verdicts(before, after, key=args.key)
-        print("\n".join([f"records: {len(before['records'])} before, {len(after['records'])} after"]
+        print("\n".join([f"records: {len(before.records)} before, {len(after.records)} after"]
                         + lines + ["RESULT: " + ("SAME VERDICTS" if not lines else
                                                  f"VERDICTS DIFFER ({len(lines)})")]))
         return 0 if not lines else 1

@@ -1,5 +1,5 @@
-r"""The findings: for each statement of the sources (claims/harness/headlines.py), what the published
-runs conclude, in plain words.
+r"""The findings: for each statement of the sources (the headlines of claims.specs.CLAIMS), what the
+published runs conclude, in plain words.
 
 A statement is tested by its headline checks.  Its outcome in one profile is read from
 their verdicts (claims/harness/records.py), never from their values:
@@ -32,11 +32,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Sequence
 
-from claims.harness.display import format_criterion, format_interval, format_per_run, format_value
-from claims.harness.headlines import HEADLINES, WITHOUT_HEADLINE, Headline
-from claims.harness.identity import Coords
+from claims.harness.display import format_criterion, format_interval, format_value
+from claims.harness.records import ClaimRecord
+from claims.harness.reportfile import Report
+from claims.harness.spec import Headline
+from claims.specs import CLAIMS, all_headlines
 
 __all__ = ["OUTCOMES", "outcome", "Finding", "findings", "summary_line", "render_findings", "anchor"]
 
@@ -90,32 +92,31 @@ class Finding:
         return f"{total} checks: " + ", ".join(f"{self.counts[v]} {words[v]}" for v in order if self.counts.get(v))
 
 
-def _key(r: Mapping) -> str:
+def _key(r: ClaimRecord) -> str:
     """The key number of one record: value, interval, criterion (whose), and for a mixed
     check the share of runs in holding basins."""
-    where = Coords.from_dict(r.get("coords") or {}).where()
-    iv = f" {format_interval(r['interval'])}" if r.get("interval") else ""
-    out = (f"`{r['check']}` ({where}): {format_value(r['measured'])}{iv} against "
-           f"{format_criterion(r.get('comparator'), r.get('tolerance'))} ({r.get('tolerance_source')}'s)")
-    if r.get("per_run"):
-        return out + f"; {format_per_run(r)}"
-    bf = r.get("basins") or {}
-    if r["verdict"] == "mixed" and bf.get("holding_share") is not None:
+    iv = f" {format_interval(r.interval)}" if r.interval else ""
+    out = (f"`{r.check}` ({r.where}): {format_value(r.measured)}{iv} against "
+           f"{format_criterion(r.comparator, r.tolerance)} ({r.tolerance_source}'s)")
+    if r.per_run:
+        return out + f"; {r.per_run_text}"
+    bf = r.basins or {}
+    if r.verdict == "mixed" and bf.get("holding_share") is not None:
         lo, hi = bf["holding_share_interval"]
         out += f"; runs in basins that hold: {bf['holding_share']:.2f} [{lo:.2f}, {hi:.2f}]"
     return out
 
 
-def findings(report: Mapping) -> list[Finding]:
-    """The finding of every headline statement in one report (a claims.json payload)."""
-    by_id = {r["check_id"]: r for r in report.get("records", [])}
+def findings(report: Report) -> list[Finding]:
+    """The finding of every headline statement (claims.specs.all_headlines) in one report."""
+    by_id = {r.check_id: r for r in report.records}
     out = []
-    for h in HEADLINES:
+    for h in all_headlines():
         # a record without a verdict of a check (a reported row under a headline id) counts as missing
-        recs = [by_id.get(i) if by_id.get(i, {}).get("verdict") in _WEAKEST else None for i in h.check_ids]
-        verdicts = [r["verdict"] if r else None for r in recs]
+        recs = [by_id[i] if i in by_id and by_id[i].verdict in _WEAKEST else None for i in h.check_ids]
+        verdicts = [r.verdict if r else None for r in recs]
         present = [r for r in recs if r]
-        weakest = min(present, key=lambda r: _WEAKEST.index(r["verdict"])) if present else None
+        weakest = min(present, key=lambda r: _WEAKEST.index(r.verdict)) if present else None
         out.append(Finding(h, outcome(verdicts), dict(Counter(verdicts)), _key(weakest) if weakest else "-"))
     return out
 
@@ -125,7 +126,8 @@ def summary_line(found: Sequence[Finding], profile: str | None = None) -> str:
     how many claims, have each outcome, then the same for the theory and the training
     statements apart.
 
-    >>> f = [Finding(h, o, {}, "-") for h, o in zip(HEADLINES[:2], ("reproduced", "undecided"))]
+    >>> hs = [Headline("c", "x is 0.", "eq. 1", ("c/x",)), Headline("c", "y is 0.", "Fig. 1", ("c/y",), trained=True)]
+    >>> f = [Finding(h, o, {}, "-") for h, o in zip(hs, ("reproduced", "undecided"))]
     >>> summary_line(f, "paper")
     'Paper profile: 2 statements of 1 claims, by their headline checks: 1 reproduced, 0 partly, 0 not reproduced, 1 undecided (theory: 1 reproduced of 1; training: 1 undecided of 1).'
     """
@@ -147,7 +149,7 @@ def _md(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def render_findings(primary: Mapping, secondary: Mapping | None = None, *, names=("paper", "quick"),
+def render_findings(primary: Report, secondary: Report | None = None, *, names=("paper", "quick"),
                     verdicts_link: str = "docs/results/verdicts.md") -> str:
     """The findings table (markdown): one row per statement, its outcome in ``primary`` (and
     ``secondary`` beside it when given), its checks, its key number in ``primary``, and a link
@@ -167,7 +169,8 @@ def render_findings(primary: Mapping, secondary: Mapping | None = None, *, names
             row.append(other[i].outcome)
         row += [f.counts_text(), f.key]
         rows.append("| " + " | ".join(_md(c) for c in row) + " |")
-    note = (f"The claims {', '.join(WITHOUT_HEADLINE)} are ours and test no statement of the sources; "
+    ours = [spec.name for spec in CLAIMS if spec.ours]
+    note = (f"The claims {', '.join(ours)} are ours and test no statement of the sources; "
             "they appear in the verdict tables only.")
     return "\n".join([summary_line(main, names[0]), "", note, ""]
                      + rows) + "\n"

@@ -1,15 +1,16 @@
 """The HTML report (``index.html``): the findings, then one section per claim.
 
-Rendered by the report writer (claims/reports/report.py) from the same payload as ``claims.json``
-and next to ``claims.md``; every value comes from the payload, every figure from
-claims/reports/figures.py.  Layout, top to bottom:
+Rendered by the report writer (claims/reports/report.py) from the same
+:class:`~claims.harness.reportfile.Report` as ``claims.json`` and next to ``claims.md``; every
+value comes from the report, every figure from claims/reports/figures.py.  Layout, top to bottom:
 
 1. the findings (claims/reports/findings.py): per statement of the sources, its outcome in plain
    words and its weakest check, each linking to its claim's section;
 2. the provenance of the run (git commit and whether the checkout had uncommitted
    changes, profile, when, the command that reproduces it, the environment), and the
    test run's summary in pytest's terms;
-3. per claim, a section (``id`` = the claim): its statements and their outcomes, the
+3. per claim, in the order of claims.specs.CLAIMS (claims no spec lists after them), a
+   section (``id`` = the claim): its statements and their outcomes, the
    claim's summary line, what would decide each inconclusive or mixed check (on the page,
    not in a tooltip), the table of its checks, and its figures (claims.reports.figures.claim_of).
 
@@ -17,8 +18,8 @@ Plain HTML with one small style block, no scripts, no external resources, so the
 anywhere, offline.  tests/test_html.py parses it (well-formed, every image and link
 resolves) and loads it in headless Chromium where one is installed.
 
->>> page = render_html({"records": [], "summary": {"line": "0 claims"}, "profile": None,
-...                     "generated": "2026-01-01T00:00:00+00:00", "environment": {}}, [])
+>>> page = render_html(Report(records=(), summary={"line": "0 claims"},
+...                           generated="2026-01-01T00:00:00+00:00", environment={}), [])
 >>> "<h1>" in page and "0 claims" in page and "not recorded" in page
 True
 """
@@ -28,13 +29,14 @@ import html
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from claims.harness.display import format_basis, format_criterion, format_interval, format_per_run, format_value
+from claims.harness.display import format_criterion, format_interval, format_value
+from claims.harness.records import ClaimRecord
+from claims.harness.reportfile import Report
 from claims.reports.figures import claim_of
 from claims.reports.findings import anchor, findings, summary_line
-from claims.harness.headlines import headlines_of
-from claims.harness.identity import Coords
+from claims.specs import CLAIMS
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "claim_order"]
 
 _STYLE = """body{font-family:sans-serif;margin:2em;max-width:110em}
 table{border-collapse:collapse;font-size:0.85em}td,th{border:1px solid #bbb;padding:2px 6px}
@@ -54,13 +56,12 @@ def _e(x) -> str:
     return html.escape(str(x), quote=True)
 
 
-def _row(r: Mapping) -> str:
-    cells = [r["check_id"], r["paper_ref"], Coords.from_dict(r.get("coords") or {}).where(), r["label"],
-             format_value(r["measured"]), format_interval(r.get("interval")), format_basis(r),
-             format_criterion(r.get("comparator"), r.get("tolerance"))
-             + (f"; {format_per_run(r)}" if r.get("per_run") else ""),
-             r.get("tolerance_source") or "-", r["verdict"], r.get("expect") or "-"]
-    cls = r["verdict"] + (" control" if r.get("expect") == "fails" else "")
+def _row(r: ClaimRecord) -> str:
+    cells = [r.check_id, r.paper_ref, r.where, r.label,
+             format_value(r.measured), format_interval(r.interval), r.basis,
+             format_criterion(r.comparator, r.tolerance) + (f"; {r.per_run_text}" if r.per_run else ""),
+             r.tolerance_source or "-", r.verdict, r.expect or "-"]
+    cls = r.verdict + (" control" if r.expect == "fails" else "")
     return f'<tr class="{_e(cls)}">' + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>"
 
 
@@ -69,9 +70,9 @@ def _kv_table(rows: Mapping) -> list[str]:
                           for k, v in rows.items() if v is not None] + ["</table>"]
 
 
-def _provenance(payload: Mapping) -> list[str]:
-    prov = payload.get("provenance") or {}
-    prof = payload.get("profile") or {}
+def _provenance(report: Report) -> list[str]:
+    prov = report.provenance or {}
+    prof = report.profile or {}
     if prov:
         dirty = {True: "yes (uncommitted changes)", False: "no", None: "unknown"}[prov.get("dirty")]
         rows = {"git commit": prov.get("commit") or "unknown (not a git checkout)",
@@ -79,17 +80,17 @@ def _provenance(payload: Mapping) -> list[str]:
     else:
         rows = {"git commit": "not recorded (a run written before provenance was recorded)"}
     rows |= {"profile": prof.get("name"), "seeds per setting": prof.get("n_seeds"),
-             "generated": payload.get("generated"),
+             "generated": report.generated,
              "reproduce with": prov.get("command"), "invoked as": prov.get("argv")}
-    if payload.get("run"):
-        rows["run options"] = ", ".join(f"{k} = {v}" for k, v in payload["run"].items())
-    env = dict(payload.get("environment") or {})
+    if report.run:
+        rows["run options"] = ", ".join(f"{k} = {v}" for k, v in report.run.items())
+    env = dict(report.environment or {})
     rows["environment"] = ", ".join(f"{k} {v}" for k, v in env.items() if v is not None) or None
     return ["<h2>Provenance</h2>"] + _kv_table(rows)
 
 
-def _findings(payload: Mapping, found) -> list[str]:
-    out = ["<h2>Findings</h2>", f"<p><b>{_e(summary_line(found, (payload.get('profile') or {}).get('name')))}</b></p>",
+def _findings(report: Report, found) -> list[str]:
+    out = ["<h2>Findings</h2>", f"<p><b>{_e(summary_line(found, report.profile_name))}</b></p>",
            "<p>Outcomes: reproduced (every headline check holds), partly (some runs or checks "
            "hold, others fail), not reproduced (checks fail, none holds), undecided (an "
            "interval straddles the tolerance).</p>",
@@ -104,24 +105,24 @@ def _findings(payload: Mapping, found) -> list[str]:
     return out + ["</table>"]
 
 
-def _section(claim: str, records: list[Mapping], line: str, figures: list, found) -> list[str]:
+def _section(claim: str, records: list[ClaimRecord], line: str, figures: list, found) -> list[str]:
     out = [f'<section id="{_e(anchor(claim))}">', f"<h2>{_e(claim)}</h2>"]
     mine = [f for f in found if f.headline.claim == claim]
     if mine:
         out.append("<ul>" + "".join(f"<li>{_e(f.headline.statement)} ({_e(f.headline.source)}): "
                                     f"<b>{_e(f.outcome)}</b> ({_e(f.counts_text())})</li>" for f in mine) + "</ul>")
-    elif not headlines_of(claim):
+    elif not any(spec.headlines for spec in CLAIMS if spec.name == claim):
         out.append("<p>A claim of ours: it tests no statement of the sources.</p>")
     out.append(f"<p>{_e(line)}</p>")
-    undecided = [r for r in records if r.get("decide")]
+    undecided = [r for r in records if r.decide]
     if undecided:
         out.append('<p>What would decide the checks that are not decided:</p><ul class="decide">'
-                   + "".join(f"<li><code>{_e(r['check_id'])}</code> ({_e(r['verdict'])}): {_e(r['decide'])}</li>"
+                   + "".join(f"<li><code>{_e(r.check_id)}</code> ({_e(r.verdict)}): {_e(r.decide)}</li>"
                              for r in undecided) + "</ul>")
-    known = [r for r in records if r.get("outcome") == "xfailed"]
+    known = [r for r in records if r.outcome == "xfailed"]
     if known:
         out.append("<p>Known non-reproductions (expected to fail):</p><ul>"
-                   + "".join(f"<li><code>{_e(r['check_id'])}</code>: {_e(r.get('xfail_reason') or r['verdict'])}</li>"
+                   + "".join(f"<li><code>{_e(r.check_id)}</code>: {_e(r.xfail_reason or r.verdict)}</li>"
                              for r in known) + "</ul>")
     out += ["<table><tr>" + "".join(f"<th>{_e(c)}</th>" for c in _COLUMNS) + "</tr>"]
     out += [_row(r) for r in records] + ["</table>"]
@@ -134,23 +135,30 @@ def _section(claim: str, records: list[Mapping], line: str, figures: list, found
     return out + ["</section>"]
 
 
-def render_html(payload: Mapping, figures: Iterable[tuple[str, Path]]) -> str:
-    """The page for a report payload (claims/reports/report.py, ``report_payload``) and its figures
-    (``(title, path relative to the page)`` pairs)."""
-    records = payload.get("records", [])
-    summary = payload.get("summary", {})
+def claim_order(claims: Iterable[str]) -> list[str]:
+    """``claims`` (each once) in the order of claims.specs.CLAIMS, those no spec lists after
+    them in the order given."""
+    claims = list(dict.fromkeys(claims))
+    return [s.name for s in CLAIMS if s.name in claims] + [c for c in claims if c not in {s.name for s in CLAIMS}]
+
+
+def render_html(report: Report, figures: Iterable[tuple[str, Path]]) -> str:
+    """The page for a :class:`~claims.harness.reportfile.Report` and its figures (``(title,
+    path relative to the page)`` pairs)."""
+    records = list(report.records)
+    summary = report.summary or {}
     figures = list(figures)
-    claims = list(dict.fromkeys([r["claim"] for r in records] + list(summary.get("claims", {}))))
+    claims = claim_order([r.claim for r in records] + list(summary.get("claims", {})))
     lines = {c: (summary.get("claims", {}).get(c) or {}).get("line", c) for c in claims}
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            "<title>Claims report</title>", f"<style>{_STYLE}</style></head><body>",
            "<h1>Reproducibility report: learning linear dynamical systems in context with attention layers</h1>"]
     if claims:
         out.append("<p>Claims: " + ", ".join(f'<a href="#{_e(anchor(c))}">{_e(c)}</a>' for c in claims) + "</p>")
-    found = findings(payload) if records else []
+    found = findings(report) if records else []
     if records:
-        out += _findings(payload, found)
-    out += _provenance(payload)
+        out += _findings(report, found)
+    out += _provenance(report)
     out += ["<h2>The test run</h2>", f"<p>{_e(summary.get('line', ''))}</p>"]
     if summary.get("intervals"):
         out.append(f"<p>{_e(summary['intervals'].get('line', ''))}</p>")
@@ -159,7 +167,7 @@ def render_html(payload: Mapping, figures: Iterable[tuple[str, Path]]) -> str:
                "fail).  The full records are in <code>claims.json</code>; the same tables in "
                "<code>claims.md</code>.</p>")
     for c in claims:
-        out += _section(c, [r for r in records if r["claim"] == c], lines[c],
+        out += _section(c, [r for r in records if r.claim == c], lines[c],
                         [(t, p) for t, p in figures if claim_of(p) == c], found)
     rest = [(t, p) for t, p in figures if claim_of(p) not in claims]
     if rest:

@@ -17,8 +17,8 @@ r"""The README's findings and the full verdict tables, rendered from the publish
 is not what the runs render to, which ``tests/test_readme.py`` asserts, so neither drifts
 from the published results.
 
->>> q = {"summary": {"claims": {"x": {"line": "x: 1 check, 1 holds"}}}, "records": [],
-...      "environment": {"torch": "2.13.0"}, "generated": "2026-01-01"}
+>>> q = Report(records=(), summary={"claims": {"x": {"line": "x: 1 check, 1 holds"}}},
+...            environment={"torch": "2.13.0"}, generated="2026-01-01")
 >>> "- quick: 1 check, 1 holds" in render_verdicts(q, None)
 True
 """
@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import sys
 from pathlib import Path
-from typing import Mapping
 
-from claims.reports.compare import current
-from claims.harness.display import format_basis, format_criterion, format_interval, format_per_run, format_value
+from claims.harness.display import format_criterion, format_interval, format_value
+from claims.harness.records import ClaimRecord
+from claims.harness.reportfile import Report, load_report
 from claims.reports.findings import findings, render_findings
-from claims.harness.headlines import headlines_of
-from claims.harness.identity import Coords
+from claims.specs import all_headlines
 
 __all__ = ["START", "END", "render_block", "render_verdicts", "replace_block", "main"]
 
@@ -52,15 +50,15 @@ def _md(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-def _cell(r: Mapping | None) -> str:
+def _cell(r: ClaimRecord | None) -> str:
     if r is None:
         return "-"
-    iv = f" {format_interval(r['interval'])} ({format_basis(r)})" if r.get("interval") else ""
-    verdict = r["verdict"] + (" (xfail)" if r.get("outcome") == "xfailed" else "")
-    bf = r.get("basins")
+    iv = f" {format_interval(r.interval)} ({r.basis})" if r.interval else ""
+    verdict = r.verdict + (" (xfail)" if r.outcome == "xfailed" else "")
+    bf = r.basins
     by = ""
-    if r.get("per_run"):                       # judged by run: the criterion each run is held to, per basin
-        by = f" ({format_per_run(r)})"
+    if r.per_run:                              # judged by run: the criterion each run is held to, per basin
+        by = f" ({r.per_run_text})"
     elif bf and len(bf["verdicts"]) > 1:         # judged by basin: which basin the value is, and the others
         total = sum(b["n"] for b in bf["verdicts"])
         head = next(b for b in bf["verdicts"] if b["basin"] == bf["headline"])
@@ -69,22 +67,18 @@ def _cell(r: Mapping | None) -> str:
               + " in the other basins"
               + (f"; holding share {bf['holding_share']:.2f} [{bf['holding_share_interval'][0]:.2f}, "
                  f"{bf['holding_share_interval'][1]:.2f}]" if bf.get("holding_share") is not None else "") + ")")
-    return f"{format_value(r['measured'])}{iv}{by}: **{verdict}**"
+    return f"{format_value(r.measured)}{iv}{by}: **{verdict}**"
 
 
-def _where(r: Mapping) -> str:
-    return Coords.from_dict(r.get("coords") or {}).where()
-
-
-def _listed(r: Mapping) -> bool:
+def _listed(r: ClaimRecord) -> bool:
     """Rows of the table: checks with an interval, and checks that do not hold."""
-    return r.get("kind") != "reported" and (r.get("interval") is not None or r["verdict"] != r.get("expect"))
+    return r.kind != "reported" and (r.interval is not None or r.verdict != r.expect)
 
 
-def _env_line(name: str, p: Mapping) -> str:
-    env = p.get("environment") or {}
-    prof = p.get("profile") or {}
-    bits = [f"generated {p.get('generated', '-')}"]
+def _env_line(name: str, p: Report) -> str:
+    env = p.environment or {}
+    prof = p.profile or {}
+    bits = [f"generated {p.generated or '-'}"]
     if prof.get("n_seeds"):
         bits.append(f"{prof['n_seeds']} seeds per setting")
     bits += [f"{k} {env[k]}" for k in ("torch", "numpy", "python", "device") if env.get(k)]
@@ -94,10 +88,10 @@ def _env_line(name: str, p: Mapping) -> str:
         bits.append(f"CPU {env['cpu']}" + (f" ({', '.join(kernels)})" if kernels else ""))
     if env.get("wall_seconds"):
         bits.append(f"wall time {env['wall_seconds'] / 60:.1f} min")
-    commit = (p.get("provenance") or {}).get("commit")
+    commit = (p.provenance or {}).get("commit")
     if commit:
         bits.append(f"commit {commit[:7]}")
-    rj = p.get("rejudged")
+    rj = p.rejudged
     if rj:        # claims/reports/rejudge.py: new rules on the stored per-run values, no layer retrained
         by = (rj.get("by") or {}).get("commit") or "-"
         bits.append(f"re-judged at commit {by[:7]} from its stored per-run values, no layer retrained "
@@ -106,7 +100,7 @@ def _env_line(name: str, p: Mapping) -> str:
     return f"- {name} (`docs/results/{name}.json`): " + ", ".join(bits)
 
 
-def render_block(quick: Mapping, paper: Mapping | None) -> str:
+def render_block(quick: Report, paper: Report | None) -> str:
     """README.md's findings block (without the markers): the findings table of the paper
     profile with the quick profile beside it (the quick profile alone when there is no
     paper run), and the runs it is rendered from."""
@@ -122,13 +116,13 @@ def _statements(c: str, runs, found) -> list[str]:
     """The claim's statements with their outcome in each run (``found``: each run's findings)."""
     per = [{f.headline: f for f in fs if f.headline.claim == c} for fs in found]
     out = []
-    for h in headlines_of(c):
+    for h in (h for h in all_headlines() if h.claim == c):
         res = "; ".join(f"{name}: **{f[h].outcome}** ({f[h].counts_text()})" for (name, _), f in zip(runs, per))
         out.append(f"- {h.statement} ({h.source}) -- {res}")
     return out
 
 
-def render_verdicts(quick: Mapping, paper: Mapping | None) -> str:
+def render_verdicts(quick: Report, paper: Report | None) -> str:
     """docs/results/verdicts.md for the two published reports: a section per claim."""
     runs = [("quick", quick)] + ([("paper", paper)] if paper else [])
     out = ["# Verdicts of the published runs", "",
@@ -142,8 +136,8 @@ def render_verdicts(quick: Mapping, paper: Mapping | None) -> str:
            "\"Verdicts by run\"); a check judged by run shows the share of runs that hold, against "
            "1/2, and how many of them hold; \"(xfail)\" marks a known non-reproduction.", ""]
     out += [_env_line(name, p) for name, p in runs] + [""]
-    claims = sorted(set().union(*[set((p.get("summary") or {}).get("claims", {})) for _, p in runs]))
-    keyed = [{r["check_id"]: r for r in p.get("records", [])} for _, p in runs]
+    claims = sorted(set().union(*[set((p.summary or {}).get("claims", {})) for _, p in runs]))
+    keyed = [{r.check_id: r for r in p.records} for _, p in runs]
     found = [findings(p) for _, p in runs]
     for c in claims:
         out += [f"## {c}", ""]
@@ -151,31 +145,29 @@ def render_verdicts(quick: Mapping, paper: Mapping | None) -> str:
         if st:
             out += ["Statements of the sources and their outcome (claims/reports/findings.py):", ""] + st + [""]
         for name, p in runs:
-            line = ((p.get("summary") or {}).get("claims", {}).get(c) or {}).get("line", "-").split(": ", 1)[-1]
+            line = p.claim_line(c).split(": ", 1)[-1]
             out.append(f"- {name}: {line}")
         out.append("")
         keys = []
         for table in keyed:
-            keys += [k for k, r in table.items() if r["claim"] == c and _listed(r) and k not in keys]
+            keys += [k for k, r in table.items() if r.claim == c and _listed(r) and k not in keys]
         if keys:
             head = ["check_id", "where", "label", "criterion (tolerance by)"] + [name for name, _ in runs]
             out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
             for k in keys:
                 r0 = next(t[k] for t in keyed if k in t)
-                ctl = " [control: must fail]" if r0.get("expect") == "fails" else ""
-                row = [f"`{r0['check_id']}`", _where(r0), r0["label"] + ctl,
-                       f"{format_criterion(r0.get('comparator'), r0.get('tolerance'))} ({r0.get('tolerance_source')})"]
+                ctl = " [control: must fail]" if r0.expect == "fails" else ""
+                row = [f"`{r0.check_id}`", r0.where, r0.label + ctl,
+                       f"{format_criterion(r0.comparator, r0.tolerance)} ({r0.tolerance_source})"]
                 row += [_cell(t.get(k)) for t in keyed]
                 out.append("| " + " | ".join(_md(x) for x in row) + " |")
             out.append("")
         if c in REPORTED_TABLES:
-            rows = [(name, r) for name, p in runs for r in p.get("records", [])
-                    if r["claim"] == c and r.get("kind") == "reported"]
+            rows = [(name, r) for name, p in runs for r in p.records if r.claim == c and r.kind == "reported"]
             if rows:
                 out += [f"Reported rows ({', '.join(sorted({name for name, _ in rows}))} profile; no verdict):",
                         "", "| where | row | value |", "|---|---|---|"]
-                out += [f"| {_md(_where(r))} | {_md(r['label'])} | "
-                        f"{_md(format_value(r['measured']))} |" for _, r in rows]
+                out += [f"| {_md(r.where)} | {_md(r.label)} | {_md(format_value(r.measured))} |" for _, r in rows]
                 out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -188,9 +180,9 @@ def replace_block(text: str, block: str) -> str:
     return text[:i + len(START)] + "\n" + block + text[j:]
 
 
-def _load(path: Path):
-    """The report at ``path`` in the current schema (a schema 3 one mapped, claims/reports/legacy.py)."""
-    return current(json.loads(path.read_text(encoding="utf-8")), str(path)) if path.is_file() else None
+def _load(path: Path) -> Report | None:
+    """The report at ``path`` (claims.harness.reportfile.load_report), None when there is none."""
+    return load_report(path) if path.is_file() else None
 
 
 def _diff(old: str, new: str, name: str) -> bool:

@@ -28,23 +28,25 @@ The output says what was done in its ``rejudged`` field (commit, rule, the famil
 spliced and from which run) and carries the original ``generated``, ``environment`` and
 ``provenance`` of the trained runs.  Its summary is recomputed.
 
->>> _bounds_for({"claim": "banding", "check": "trained-jaccard"})
+>>> BOUNDS[("banding", "trained-jaccard")]
 (0.0, 1.0)
 """
 from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from claims.harness.basins import BasinSplit
 from claims.harness.display import format_criterion
 from claims.harness.identity import RunRef
-from claims.harness.known import KNOWN_FAILURES
-from claims.harness.records import ClaimRecord, clip_intervals, make_record
-from claims.reports.report import SCHEMA, report_payload, provenance
+from claims.harness.records import ClaimRecord, make_record
+from claims.harness.reportfile import SCHEMA, Report, load_report
+from claims.harness.runentries import clip_intervals
+from claims.reports.report import make_report, provenance
+from claims.specs import known_failures
 from theory.jsonvalues import dumps
 
 __all__ = ["PER_RUN", "BOUNDS", "rejudge", "main"]
@@ -80,11 +82,8 @@ BOUNDS = {
 _COSINES = ("cos_1-mean", "cos_1-median", "cos_2-mean", "cos_2-median", "cos_3-mean", "cos_3-median")
 BOUNDS.update({("pcg-alignment", c): (-1.0, 1.0) for c in _COSINES})
 
-_KEEP = ("test", "order", "profile", "outcome", "xfail_reason")
-
-
-def _bounds_for(r) -> tuple | None:
-    return BOUNDS.get((r["claim"], r["check"]))
+def _bounds_for(r: ClaimRecord) -> tuple | None:
+    return BOUNDS.get((r.claim, r.check))
 
 
 def _coords_kw(rec: ClaimRecord) -> dict:
@@ -102,18 +101,17 @@ _AGAINST_KAPPA = {("ar1-optimum", "trained-coefficient"), ("gd-equivalence", "tr
 _EVERY_RUN = {("depth", "one-layer-stack-over-its-optimum"), ("spectral-shift", "one-layer-stack-over-its-optimum")}
 
 
-def _shared_stderr(r, kappa_refs: dict) -> float:
+def _shared_stderr(r: ClaimRecord, kappa_refs: dict) -> float:
     """The error every run of ``r`` shares: the one it was judged with, else kappa's relative
     Monte Carlo error of its setting (from the record's details, else from the report's own
     trained-coefficient record of that setting, which stores kappa and its error)."""
-    pr = r.get("per_run")
-    if pr and pr.get("shared_stderr") is not None:
-        return float(pr["shared_stderr"])
+    if r.per_run and r.per_run.get("shared_stderr") is not None:
+        return float(r.per_run["shared_stderr"])
     if _family(r) not in _AGAINST_KAPPA:
         return 0.0
-    d = r.get("details") or {}
+    d = r.details
     if not (d.get("kappa_stderr") and d.get("kappa")):
-        d = kappa_refs.get((r.get("coords") or {}).get("setting"), {})
+        d = kappa_refs.get(r.coords.setting, {})
     return float(d["kappa_stderr"]) / float(d["kappa"]) if d.get("kappa_stderr") and d.get("kappa") else 0.0
 
 
@@ -129,124 +127,117 @@ def _label(label: str, comparator: str, tolerance) -> str:
     return f"share of runs with {core} {format_criterion(comparator, tolerance)}"
 
 
-def _per_run_criterion(r) -> tuple:
+def _per_run_criterion(r: ClaimRecord) -> tuple:
     """The criterion each run is held to: the record's own (a record judged before by
     pooling), or the ``per_run`` field's (one already judged by run)."""
-    pr = r.get("per_run")
-    if pr:
-        return pr["comparator"], pr["tolerance"], pr["tolerance_source"]
-    return r["comparator"], r["tolerance"], r["tolerance_source"]
+    if r.per_run:
+        return r.per_run["comparator"], r.per_run["tolerance"], r.per_run["tolerance_source"]
+    return r.comparator, r.tolerance, r.tolerance_source
 
 
-def _rejudge_record(r: dict, kappa_refs: dict) -> dict:
-    rec = ClaimRecord.from_dict(r)
-    comparator, tolerance, source = _per_run_criterion(r)
+def _rejudge_record(rec: ClaimRecord, kappa_refs: dict) -> ClaimRecord:
+    comparator, tolerance, source = _per_run_criterion(rec)
     runs = [RunRef(e.run, e.seed) for e in rec.runs]
     values = [e.value for e in rec.runs]
     errs = [e.stderr for e in rec.runs]
     labels = [e.extra.get("basin") for e in rec.runs]
     split = None
     if all(labels) and rec.kind == "check" and rec.expect != "fails":
-        order = ([b["basin"] for b in (r.get("per_run") or {}).get("basins") or []]
-                 or [b["basin"] for b in (r.get("basins") or {}).get("verdicts", [])] or list(dict.fromkeys(labels)))
+        order = ([b["basin"] for b in (rec.per_run or {}).get("basins") or []]
+                 or [b["basin"] for b in (rec.basins or {}).get("verdicts", [])] or list(dict.fromkeys(labels)))
         order += [b for b in dict.fromkeys(labels) if b not in order]
         split = BasinSplit(tuple(labels), tuple(order))
-    details = dict(rec.details)
     missing = PER_RUN[(rec.claim, rec.check)] and all(e is None for e in errs)
     new = make_record(claim=rec.claim, check=rec.check, label=_label(rec.label, comparator, tolerance),
                       paper_ref=rec.paper_ref,
                       **_coords_kw(rec), runs=runs, run_values=values,
                       run_stderr=None if all(e is None for e in errs) else errs,
-                      shared_stderr=_shared_stderr(r, kappa_refs), per_run=True, basins=split,
-                      every_run=_family(r) in _EVERY_RUN and rec.expect != "fails", tolerance=tolerance,
-                      comparator=comparator, tolerance_source=source, expect=rec.expect, details=details,
+                      shared_stderr=_shared_stderr(rec, kappa_refs), per_run=True, basins=split,
+                      every_run=_family(rec) in _EVERY_RUN and rec.expect != "fails", tolerance=tolerance,
+                      comparator=comparator, tolerance_source=source, expect=rec.expect, details=dict(rec.details),
                       note=rec.note)
-    out = new.to_dict()
     # each run keeps the extras it was published with (and gains its verdict)
-    for e_new, e_old in zip(out["runs"], r["runs"]):
-        old = {k: v for k, v in e_old.get("extra", {}).items() if k not in ("verdict", "lo", "hi")}
-        e_new["extra"] = {**old, **{k: v for k, v in e_new["extra"].items() if k in ("verdict", "lo", "hi", "basin")}}
-    if missing:
-        out["per_run"]["stderr"] = "not stored"
-    for k in _KEEP:
-        out[k] = r.get(k)
-    out["outcome"], out["xfail_reason"] = _outcome(out, r.get("profile"))
-    return out
+    entries = []
+    for e_new, e_old in zip(new.runs, rec.runs):
+        old = {k: v for k, v in e_old.extra.items() if k not in ("verdict", "lo", "hi")}
+        entries.append(replace(e_new, extra={**old, **{k: v for k, v in e_new.extra.items()
+                                                          if k in ("verdict", "lo", "hi", "basin")}}))
+    per_run = {**new.per_run, "stderr": "not stored"} if missing else new.per_run
+    new = replace(new, runs=entries, per_run=per_run, test=rec.test, order=rec.order, profile=rec.profile)
+    outcome, reason = _outcome(new, rec.profile)
+    return replace(new, outcome=outcome, xfail_reason=reason)
 
 
-def _outcome(r: dict, profile: str | None) -> tuple:
+def _outcome(r: ClaimRecord, profile: str | None) -> tuple:
     """(outcome, xfail reason) the record's test would have today: a check the registry of
-    known non-reproductions lists for the profile is a strict xfail (``xfailed`` when it
-    fails, a failing XPASS otherwise); any other passes when its verdict fits its expectation
-    (an undecided positive check passes) and fails otherwise."""
-    why = KNOWN_FAILURES.get(r["check_id"], {}).get(profile)
+    known non-reproductions (claims.specs.known_failures) lists for the profile is a strict
+    xfail (``xfailed`` when it fails, a failing XPASS otherwise); any other passes when its
+    verdict fits its expectation (an undecided positive check passes) and fails otherwise."""
+    why = known_failures().get(r.check_id, {}).get(profile)
     if why is not None:
-        return ("xfailed", f"{profile} profile: {why}") if r["verdict"] == "fails" else ("failed", None)
-    ok = r["verdict"] == r["expect"] or (r["expect"] == "holds" and r["verdict"] in ("inconclusive", "mixed"))
+        return ("xfailed", f"{profile} profile: {why}") if r.verdict == "fails" else ("failed", None)
+    ok = r.verdict == r.expect or (r.expect == "holds" and r.verdict in ("inconclusive", "mixed"))
     return ("passed" if ok else "failed"), None
 
 
-def _clip_record(r: dict) -> dict:
-    iv, basins, clipped = clip_intervals(r.get("interval"), r.get("basins") or None, _bounds_for(r))
-    return {**r, "interval": iv, "basins": basins if r.get("basins") else r.get("basins"), "clipped": clipped}
+def _clip_record(r: ClaimRecord) -> ClaimRecord:
+    iv, basins, clipped = clip_intervals(r.interval, r.basins or None, _bounds_for(r))
+    return replace(r, interval=iv, basins=basins if r.basins else r.basins, clipped=clipped)
 
 
-def _family(r) -> tuple:
-    return r["claim"], r["check"]
+def _family(r: ClaimRecord) -> tuple:
+    return r.claim, r.check
 
 
-def _retired(r, patterns) -> bool:
+def _retired(r: ClaimRecord, patterns) -> bool:
     """Whether a record is retired: its family ``claim/check`` is named, or its ``check_id``
     matches a pattern (``fnmatch``: ``spectral-shift/*/narrower-training-r=0.5/control``)."""
-    return any("/".join(_family(r)) == p or fnmatch.fnmatchcase(r["check_id"], p) for p in patterns)
+    return any("/".join(_family(r)) == p or fnmatch.fnmatchcase(r.check_id, p) for p in patterns)
 
 
-def rejudge(published: dict, fresh: list[dict] = (), retire: tuple = ()) -> dict:
+def rejudge(published: Report, fresh: list[Report] = (), retire: tuple = ()) -> Report:
     """The published report re-judged (module doc); ``fresh``: reports whose records replace
     those of the same check families; ``retire``: ``"claim/check"`` families to drop."""
     records, rebuilt, spliced = [], set(), {}
     retire = set(retire)
-    unknown = {p for p in retire if not any(_retired(r, (p,)) for r in published["records"])}
+    unknown = {p for p in retire if not any(_retired(r, (p,)) for r in published.records)}
     if unknown:
         raise ValueError(f"--retire matches no record of the published report: {sorted(unknown)}")
-    kappa_refs = {(r.get("coords") or {}).get("setting"): r.get("details") or {} for r in published["records"]
-                  if (r["claim"], r["check"]) == ("ar1-optimum", "trained-coefficient")}
-    replace = {}
+    kappa_refs = {r.coords.setting: r.details for r in published.records
+                  if (r.claim, r.check) == ("ar1-optimum", "trained-coefficient")}
+    replace_by = {}
     for f in fresh:
-        if (f.get("profile") or {}).get("name") != (published.get("profile") or {}).get("name"):
+        if f.profile_name != published.profile_name:
             raise ValueError(f"a spliced report must be of the published profile "
-                             f"{(published.get('profile') or {}).get('name')!r}, got {(f.get('profile') or {}).get('name')!r}")
-        for r in f["records"]:
-            replace.setdefault(_family(r), []).append(r)
-            spliced[_family(r)] = (f.get("provenance") or {}).get("commit")
+                             f"{published.profile_name!r}, got {f.profile_name!r}")
+        for r in f.records:
+            replace_by.setdefault(_family(r), []).append(r)
+            spliced[_family(r)] = (f.provenance or {}).get("commit")
     done = set()
-    for r in published["records"]:
+    for r in published.records:
         fam = _family(r)
         if _retired(r, retire):
             continue
-        if fam in replace:
+        if fam in replace_by:
             if fam not in done:
-                records += [{**x, "per_run": x.get("per_run"), "clipped": x.get("clipped")} for x in replace[fam]]
+                records += replace_by[fam]
                 done.add(fam)
             continue
-        r = {**r, "per_run": r.get("per_run"), "clipped": r.get("clipped")}
-        if fam in PER_RUN and r.get("kind") == "check" and r.get("runs"):
+        if fam in PER_RUN and r.kind == "check" and r.runs:
             r = _rejudge_record(r, kappa_refs)
             rebuilt.add(fam)
-        elif _bounds_for(r) and r.get("kind") == "reported":
+        elif _bounds_for(r) and r.kind == "reported":
             r = _clip_record(r)
         records.append(r)
-    for fam, recs in replace.items():          # families the published run did not have
+    for fam, recs in replace_by.items():          # families the published run did not have
         if fam not in done:
             records += recs
-    out = report_payload(records, published.get("profile"), generated=published.get("generated"),
-                         run=published.get("run"), environment=published.get("environment"),
-                         provenance=published.get("provenance"))
-    out["rejudged"] = {"schema": SCHEMA, "by": provenance(), "rule": "verdicts by run (docs/settings.md)",
-                       "rebuilt": sorted("/".join(f) for f in rebuilt),
-                       "spliced": {"/".join(f): c for f, c in sorted(spliced.items())},
-                       "retired": sorted(retire)}
-    return out
+    out = make_report(records, published.profile, generated=published.generated, run=published.run,
+                      environment=published.environment, provenance=published.provenance)
+    return replace(out, rejudged={"schema": SCHEMA, "by": provenance(), "rule": "verdicts by run (docs/settings.md)",
+                                  "rebuilt": sorted("/".join(f) for f in rebuilt),
+                                  "spliced": {"/".join(f): c for f, c in sorted(spliced.items())},
+                                  "retired": sorted(retire)})
 
 
 def main(argv=None) -> int:
@@ -257,15 +248,13 @@ def main(argv=None) -> int:
     p.add_argument("--retire", action="append", default=[], metavar="CLAIM/CHECK")
     a = p.parse_args(argv)
     try:
-        pub = json.loads(Path(a.published).read_text(encoding="utf-8"))
-        fresh = [json.loads(Path(f).read_text(encoding="utf-8")) for f in a.splice]
-        out = rejudge(pub, fresh, tuple(a.retire))
+        out = rejudge(load_report(a.published), [load_report(f) for f in a.splice], tuple(a.retire))
     except (OSError, ValueError, KeyError) as exc:
         print(f"python -m claims.reports.rejudge: error: {exc}", file=sys.stderr)
         return 2
-    Path(a.out).write_text(dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(f"{a.out}: {len(out['records'])} records; rebuilt {', '.join(out['rejudged']['rebuilt'])}; "
-          f"spliced {', '.join(out['rejudged']['spliced']) or 'none'}")
+    Path(a.out).write_text(dumps(out.to_dict(), indent=2) + "\n", encoding="utf-8")
+    print(f"{a.out}: {len(out.records)} records; rebuilt {', '.join(out.rejudged['rebuilt'])}; "
+          f"spliced {', '.join(out.rejudged['spliced']) or 'none'}")
     return 0
 
 

@@ -8,18 +8,44 @@ every other registry of the suite is a loop over it:
 * :func:`known_failures` -- ``check_id -> {profile: why}``, the known non-reproductions;
 * :func:`get_spec` -- one claim by name; :func:`register` -- a temporary claim (tests).
 
-(Being filled in: one module per claim, ``claims/specs/<claim>.py``, each defining ``SPEC``.)
+One module per claim, ``claims/specs/<claim>.py``, defines its ``SPEC`` and the claim's
+constants that more than its test file reads (the paper's numbers as ``PAPER_*`` tables),
+in :data:`CLAIMS` order:
+
+- :mod:`claims.specs.ar1_optimum`          Theorem 4.1's optimum and the trained AR(1) layers;
+- :mod:`claims.specs.gd_equivalence`       theta* as one gradient step (the same AR(1) runs);
+- :mod:`claims.specs.banding`              Lemma 4.1's checkerboard, exact and trained;
+- :mod:`claims.specs.pcg_alignment`        eqs. 17-18 and the paper's AR(4) cosines (``PAPER_COS1``);
+- :mod:`claims.specs.kalman_parity`        trained single layers against the Kalman filter;
+- :mod:`claims.specs.improper_learning`    AR(s) predictors approach the filter in s;
+- :mod:`claims.specs.depth`                the second source's construction and optima;
+- :mod:`claims.specs.spectral_shift`       stacks trained at three radii, tested outside;
+- :mod:`claims.specs.training_sensitivity` ours: the AR(1) metrics under other training choices;
+- :mod:`claims.specs.training_basins`      ours: where training takes the AR(s) layers.
+
+>>> [s.name for s in CLAIMS][:3], get_spec("banding").test_file
+(['ar1-optimum', 'gd-equivalence', 'banding'], 'test_banding.py')
+>>> len(all_headlines()), "banding/optimum-in-a-class/d/s=4" in headline_ids()
+(13, True)
+>>> from claims.harness.profiles import QUICK
+>>> len(claim_runs("pcg-alignment", QUICK)), claim_runs("pcg-alignment", QUICK)[0].run
+(12, 'ars/a/s=4/seed=0')
 """
 from __future__ import annotations
 
 import contextlib
 
 from claims.harness.spec import ClaimSpec, Headline
+from claims.specs import (ar1_optimum, banding, depth, gd_equivalence, improper_learning, kalman_parity,
+                          pcg_alignment, spectral_shift, training_basins, training_sensitivity)
 
 __all__ = ["CLAIMS", "get_spec", "claim_runs", "all_headlines", "headline_ids", "known_failures", "register"]
 
-#: every claim, in the order of the README's findings and the reports
-CLAIMS: list[ClaimSpec] = []
+#: every claim, in the order of the README's findings and the reports: the claims with a
+#: headline, then ours
+CLAIMS: list[ClaimSpec] = [ar1_optimum.SPEC, gd_equivalence.SPEC, banding.SPEC, pcg_alignment.SPEC,
+                           kalman_parity.SPEC, improper_learning.SPEC, depth.SPEC, spectral_shift.SPEC,
+                           training_sensitivity.SPEC, training_basins.SPEC]
 
 
 def get_spec(name: str) -> ClaimSpec:
