@@ -1,7 +1,7 @@
 """Shared pieces of the Kalman, depth and spectral-shift claims (docs/math.md section 7).
 
 - the trained stacks of attention layers (models/attention.py ``StackedAttention``) come
-  from the run store (claims/harness/runs.py: ``depth_config``, ``shift_config``, ``trained``, with
+  from the run store (claims/harness/runs.py: ``DepthStack.config``, ``ShiftStack.config``, ``trained``, with
   their protocol and the reasons for its learning rate).
 - :func:`heldout_systems` -- held-out systems *and* their sequences, so that the Kalman
   filter, which knows the system, can be run beside every in-context predictor.

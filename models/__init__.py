@@ -2,8 +2,8 @@
 
 Modules: ``attention`` (the layer, the stack and their tokens), ``config`` (TrainConfig,
 key, lr schedule, stream seeds), ``sampler`` (TorchLDSSampler), ``features`` (effective
-form of the loss), ``result`` (TrainResult), ``trainer`` (the loop, ``train``, resource
-checks), ``twins`` (noise-free twins: the protocol on the exact population loss),
+form of the loss), ``result`` (TrainResult), ``batches`` (a step's shards on their own random streams),
+``trainer`` (the loop, ``train``, resource checks), ``twins`` (noise-free twins: the protocol on the exact population loss),
 ``construction`` (the depth construction through the stacks' forward pass),
 ``fingerprint`` (the training code's fingerprint in the cache key), ``cache`` (weights on
 disk by key), ``runtime`` (device and threads), ``kernels`` (the CPU kernels pinned for

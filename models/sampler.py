@@ -22,10 +22,10 @@ b          A = Q^T diag(lambda) Q, Q Haar: R = Q, c' = Q 1.  With isotropic Sigm
            is dropped and only c' = Q 1 is needed: uniform on the sphere of radius
            sqrt(d), drawn as sqrt(d) u / |u|, u ~ N(0, I) (the reduction of
            theory.coordinate.setting_weight_moments).  Otherwise Q is drawn (QR of a
-           Gaussian, signs fixed, as theory.systems.haar_orthogonal) and kept.
+           Gaussian, signs fixed, as theory.bases.haar_orthogonal) and kept.
 d          A = P^-1 diag(lambda) P: R = P = I + 0.3 G / sqrt(d), G iid N(0, 1),
            conditioned on cond_2(P) <= cond_max by rejection (:func:`accept_conditioned`,
-           the same decision as theory.systems.conditioned_gaussian), c' = P^-T 1
+           the same decision as theory.bases.conditioned_gaussian), c' = P^-T 1
            (:func:`_observation_vector`).
 =========  ==============================================================================
 
@@ -46,14 +46,15 @@ import math
 import numpy as np
 import torch
 
-from theory.systems import P_SCALE, LDSFamily, Systems, psd_factor
+from theory.bases import P_SCALE
+from theory.systems import LDSFamily, Systems, psd_factor
 from theory.validation import check_choice, check_positive_int, check_type
 
 from .runtime import resolve_device
 
 __all__ = ["TorchLDSSampler", "accept_conditioned"]
 
-#: rejection rounds before giving up (as theory.systems.conditioned_gaussian).
+#: rejection rounds before giving up (as theory.bases.conditioned_gaussian).
 _MAX_ROUNDS = 1000
 
 
@@ -259,7 +260,7 @@ class TorchLDSSampler:
         """(P, c'): P (d, d, m) = I + scale G / sqrt(d) conditioned on cond_2(P) <= cond_max,
         and c' = P^-T 1 (d, m).
 
-        Rejection in rounds, as theory.systems.conditioned_gaussian: the first round
+        Rejection in rounds, as theory.bases.conditioned_gaussian: the first round
         draws the m matrices ((d, d, m) standard normals, batch last); each later round
         draws, for the k systems still rejected, k divided by the acceptance rate seen so
         far plus a margin (:func:`_round_size`), and gives its accepted candidates, in

@@ -9,43 +9,23 @@ Protocol (paper, section "training"; the numbers the summaries give are the defa
     8000 steps, batch 3000 (AR(1)), T = 30, d = 5, sigma_w = sigma_v = 0.1.
 
 The choices the paper leaves open (lr, warm-up, clipping threshold, weight decay,
-initialisation) are the defaults of :class:`models.config.TrainConfig`, documented
-there and part of its key.  The pieces, one module each:
+initialisation) are the defaults of :class:`models.config.TrainConfig`, part of its key;
+the data come from models/sampler.py, the features and loss from models/features.py.
 
-* models/config.py: :class:`TrainConfig`, its key, :func:`lr_schedule`, :func:`stream_seed`;
-* models/sampler.py: :class:`TorchLDSSampler`, the data (the theory's law, in torch);
-* models/features.py: :func:`effective_features`, :func:`effective_loss`;
-* models/result.py: :class:`TrainResult`;
-* here: the loop, :func:`train`.
+Loss (``forward="effective"``, the default): 1/2 mean (beta . F - y_T)^2 with the features
+F[r,l,m] = C[r,l] z_q[m] and beta[r,l,m] = b_r W_QK[l,m] built from the layer's own
+weights -- exactly the layer's function, since y_hat_T = b^T C W_QK z_q for every theta;
+``TrainResult.eval_loss`` re-checks it by the full forward pass, in float64, on a held-out
+batch.  ``forward="model"`` trains through ``LinearSelfAttention.forward`` literally.
 
-How the loss is computed (``forward="effective"``, the default): each step computes
-the features F[r,l,m] = C[r,l] z_q[m] of the batch and the loss
-1/2 mean (beta . F - y_T)^2 with beta[r,l,m] = b_r W_QK[l,m] built from the layer's own
-``W_V`` and ``W_QK`` (models/features.py): exactly the layer's function of its
-weights, since y_hat_T = b^T C W_QK z_q for every theta.  Every run re-checks it on the
-final weights: ``TrainResult.eval_loss`` is computed by the full forward pass, in
-float64, on a held-out batch, and must agree with the effective form.
-``forward="model"`` trains through ``LinearSelfAttention.forward`` literally (slower on
-a CPU; timings: docs/notes.md, section "Training speed").
-
-Random streams and threads.  Each step's batch is cut into shards of at most
-``SHARD_SIZE`` systems, each drawn from its own generator seeded by
-``stream_seed(seed, purpose, step, shard)``.  Where the systems carry an eigenbasis
-(setting d; setting b with non-isotropic noise) the bases of ``BASES_BLOCK`` = 16
-consecutive steps are drawn in one call from ``stream_seed(seed, purpose + 3, block)``
-and handed to the shards (``_Batches``): drawing them per shard took more time than
-the rest of a step (docs/notes.md, "Training speed").  With k torch threads available, k - 1
-helper threads draw the random inputs of the next steps' shards (``torch.rand`` +
-``torch.randn``: most of the work, long kernels that release the GIL) while the main
-thread simulates the trajectories, builds the features and takes the optimiser step;
-a shard no helper has started yet the main thread draws itself, and the helpers also
-draw the next block of bases ahead.  The streams depend
-only on the configuration, never on the thread count or the scheduling, so the same
-seed gives bitwise the same weights on a given CPU.  During training the process's
-torch intra-op thread count is set to 1 (the parallelism is the helpers') and restored
-afterwards.  On CUDA everything runs on the device, in order.  How long a
-paper-protocol run takes: docs/notes.md, section "Training speed", and
-tests/benchmarks/test_bench_train.py.
+Random streams (models/batches.py): each step's batch is cut into shards of at most ``SHARD_SIZE`` systems,
+each drawn from ``stream_seed(seed, purpose, step, shard)``; where the systems carry an
+eigenbasis (``Setting.draws_basis``) the bases of ``BASES_BLOCK`` consecutive steps come
+from ``stream_seed(seed, purpose + 3, block)``.  With k torch threads, k - 1 helper threads
+draw the next shards' random inputs while the main thread simulates, builds the features
+and steps (torch's intra-op threads set to 1 meanwhile); the streams depend only on the
+configuration, so a seed gives bitwise the same weights on a given CPU, whatever the
+threads.  Timings and the history of these choices: docs/notes.md, "Training speed".
 
 Example
 -------
@@ -60,7 +40,6 @@ import collections
 import math
 import os
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -71,6 +50,7 @@ from tqdm import tqdm
 from theory.validation import check_real, check_type
 
 from .attention import LinearSelfAttention, StackedAttention, build_tokens
+from .batches import BASES_BLOCK, Batches, shard_sizes
 from .config import DTYPES, TrainConfig, lr_schedule, stream_seed
 from .features import effective_features, effective_loss, stack_effective_loss, stack_features
 from .result import TrainResult
@@ -79,144 +59,19 @@ from .sampler import TorchLDSSampler
 
 __all__ = [
     "train",
-    "SHARD_SIZE",
     "check_resources",
     "data_scale",
     "memory_estimate",
 ]
 
-#: Largest number of systems one generator stream draws in a step (see module doc).
-SHARD_SIZE = 1536
 #: How many steps ahead the CPU thread pool prepares batches.
 _PREFETCH = 3
 
 # purposes of the random streams (second word of stream_seed, after the seed)
 _STREAM_TRAIN, _STREAM_INIT, _STREAM_EVAL = 0, 1, 2
-#: the eigenbases of purpose p come from purpose p + 3 (3: training, 5: held-out batch)
-_BASES_OFFSET = 3
 
 
 # ----------------------------------------------------------------------------- training
-_TLS = threading.local()
-
-
-def _thread_generator(device: torch.device) -> torch.Generator:
-    gens = getattr(_TLS, "gens", None)
-    if gens is None:
-        gens = _TLS.gens = {}
-    key = str(device)
-    g = gens.get(key)
-    if g is None:
-        g = gens[key] = torch.Generator(device=device)
-    return g
-
-
-def _shard_sizes(batch: int) -> list[int]:
-    k = -(-batch // SHARD_SIZE)
-    base, extra = divmod(batch, k)
-    return [base + (1 if j < extra else 0) for j in range(k)]
-
-
-#: Steps whose eigenbases (setting d; setting b with non-isotropic noise) are drawn in one
-#: call: one long sequence of torch operations instead of many short ones per shard.
-BASES_BLOCK = 16
-
-
-class _Once:
-    """A value computed at most once, by the first thread that asks (the others wait)."""
-
-    def __init__(self, make):
-        self._make, self._lock, self._value = make, threading.Lock(), None
-
-    def get(self):
-        with self._lock:
-            if self._make is not None:
-                self._value, self._make = self._make(), None
-            return self._value
-
-
-class _Batches:
-    """Produces step batches: shard j of step t from stream (seed, purpose, t, j).
-
-    Where the systems carry an eigenbasis (``sampler.needs_bases``), the bases of the
-    ``BASES_BLOCK`` steps kB .. kB + B - 1 are drawn in one call from stream (seed,
-    purpose + 3, k) (:data:`_BASES_OFFSET`), and shard j of step t takes its columns,
-    in step-major and then shard order: with batch 3000 (shards of 1500), step t = 17
-    of block k = 1 takes columns 3000 .. 4499 (shard 0) and 4500 .. 5999 (shard 1).
-    The streams depend only on (seed, purpose, step, shard) and (seed, purpose, block),
-    never on which thread draws first.
-    """
-
-    def __init__(self, config: TrainConfig, sampler: TorchLDSSampler, purpose: int, batch: int,
-                 want_features: bool, steps: int):
-        self.config = config
-        self.sampler = sampler
-        self.purpose = purpose
-        self.batch = batch
-        self.steps = steps
-        self.sizes = _shard_sizes(batch)
-        self.offsets = [sum(self.sizes[:j]) for j in range(len(self.sizes))]
-        self.want_features = want_features
-        # stack features are batch first (models/features.py: C (B, s+1, s+1), ...),
-        # single-layer features and y batch last
-        self.batch_dim = 0 if want_features and config.layers > 1 else -1
-        self.block = BASES_BLOCK if sampler.needs_bases else 0
-        self._blocks: dict[int, _Once] = {}
-        self._blocks_lock = threading.Lock()
-
-    def bases_block(self, k: int):
-        """(R, cvec) of the steps of block k, columns step-major (class doc); computed once."""
-        with self._blocks_lock:
-            entry = self._blocks.get(k)
-            if entry is None:
-                entry = self._blocks[k] = _Once(lambda: self._draw_block(k))
-                for old in [i for i in self._blocks if i < k - 1]:   # steps run in order
-                    del self._blocks[old]                           # (recomputed if asked again)
-        return entry.get()
-
-    def _draw_block(self, k: int):
-        n_steps = min(self.block, self.steps - k * self.block)
-        gen = torch.Generator(device=self.sampler.device)
-        gen.manual_seed(stream_seed(self.config.seed, self.purpose + _BASES_OFFSET, k))
-        return self.sampler.draw_bases(n_steps * self.batch, gen)
-
-    def bases(self, step: int, j: int):
-        """The (R, cvec) columns of shard j of ``step``, or None (no eigenbasis to draw)."""
-        if not self.block:
-            return None
-        k, i = divmod(step, self.block)
-        lo = i * self.batch + self.offsets[j]
-        R, cvec = self.bases_block(k)
-        return (R[:, :, lo:lo + self.sizes[j]].contiguous(), cvec[:, lo:lo + self.sizes[j]].contiguous())
-
-    def draw(self, step: int, j: int):
-        """Random inputs of shard j of ``step`` (thread-safe: per-thread generator)."""
-        bases = self.bases(step, j)
-        gen = _thread_generator(self.sampler.device)
-        gen.manual_seed(stream_seed(self.config.seed, self.purpose, step, j))
-        return self.sampler.draw(self.sizes[j], gen, bases=bases)
-
-    def finish(self, drawn):
-        with torch.no_grad():
-            y_tm = self.sampler.finish(drawn)
-            if self.want_features:
-                if self.config.layers > 1:
-                    return stack_features(y_tm, self.config.s)
-                return effective_features(y_tm, self.config.s)
-            return y_tm
-
-    def shard(self, step: int, j: int):
-        return self.finish(self.draw(step, j))
-
-    def join(self, parts):
-        """One batch from the shards' parts, concatenated along the batch axis."""
-        if len(parts) == 1:
-            return parts[0]
-        if isinstance(parts[0], tuple):
-            return tuple(torch.cat(p, dim=self.batch_dim) for p in zip(*parts))
-        return torch.cat(parts, dim=self.batch_dim)
-
-
 def _resolve_progress(progress, steps):
     if progress is None:
         try:
@@ -324,7 +179,7 @@ def train(config: TrainConfig, *, device="auto", progress=None,
     show = _resolve_progress(progress, config.steps)
     if dev.type == "cpu":
         # helpers draw shards; the main thread is busy too (see _train): one helper fewer
-        workers = min(len(_shard_sizes(config.batch)), torch.get_num_threads() - 1)
+        workers = min(len(shard_sizes(config.batch)), torch.get_num_threads() - 1)
         with torch_threads(1):
             return _train(config, dev, show, workers)
     return _train(config, dev, show, 0)
@@ -336,7 +191,7 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
     family = config.family()
     sampler = TorchLDSSampler(family, device=dev, dtype=dtype)
     effective = config.forward == "effective"
-    batches = _Batches(config, sampler, _STREAM_TRAIN, config.batch, effective, config.steps)
+    batches = Batches(config, sampler, _STREAM_TRAIN, config.batch, effective, config.steps)
     n_shards = len(batches.sizes)
 
     init_gen = torch.Generator().manual_seed(stream_seed(config.seed, _STREAM_INIT))
@@ -463,7 +318,7 @@ def _eval_loss(config, family, dev, W_V, W_QK) -> float:
     something else).
     """
     sampler = TorchLDSSampler(family, device=dev, dtype=torch.float64)
-    batches = _Batches(config, sampler, _STREAM_EVAL, config.batch, False, 1)
+    batches = Batches(config, sampler, _STREAM_EVAL, config.batch, False, 1)
     y_tm = batches.join([batches.shard(0, j) for j in range(len(batches.sizes))])
     cls = LinearSelfAttention if config.layers == 1 else StackedAttention
     model = cls.from_weights(W_V, W_QK, dtype=torch.float64, device=dev)

@@ -190,9 +190,9 @@ def test_population_loss_matches_layer_at_the_defaults(setting):
 def test_setting_b_coordinate_weights_against_haar_sampling(d):
     """Setting b's coordinate weights w = (Q c)^2 (Q Haar, c = 1): the moments the
     quadrature uses (E w1^3, E w1^2 w2, E w1 w2 w3, E w1^2, E w1 w2) against sample means
-    over 2e5 Haar matrices from theory.systems.haar_orthogonal, within 4 standard errors."""
+    over 2e5 Haar matrices from theory.bases.haar_orthogonal, within 4 standard errors."""
     from theory.coordinate import setting_weight_moments
-    from theory.systems import haar_orthogonal
+    from theory.bases import haar_orthogonal
     e = setting_weight_moments("b", d)
     w = haar_orthogonal(np.random.default_rng(d), 200_000, d).sum(axis=2) ** 2     # (Q 1)_k^2
     assert np.allclose(w.sum(axis=1), d)

@@ -25,7 +25,8 @@ from hypothesis import assume, given, settings, strategies as st
 from models.sampler import TorchLDSSampler, accept_conditioned
 from theory.coordinate import setting_weight_moments
 from theory.reference import exact_moments_a
-from theory.systems import SETTINGS, LDSFamily, Systems, conditioned_gaussian, covariance
+from theory.bases import conditioned_gaussian
+from theory.systems import SETTINGS, LDSFamily, Systems, covariance
 
 
 def _zscores(samples_a, mean_b, se_b=0.0):

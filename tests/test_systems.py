@@ -26,12 +26,11 @@ from theory.systems import (
     SYMMETRIC_SETTINGS,
     LDSFamily,
     Systems,
-    conditioned_gaussian,
     covariance,
     get_family,
-    haar_orthogonal,
     psd_factor,
 )
+from theory.bases import conditioned_gaussian, haar_orthogonal
 
 N_MC = 200_000
 

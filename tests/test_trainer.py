@@ -22,7 +22,8 @@ from models.runtime import torch_threads
 from models.config import TrainConfig, stream_seed
 from models.result import TrainResult
 from models.sampler import TorchLDSSampler
-from models.trainer import SHARD_SIZE, train
+from models.batches import SHARD_SIZE
+from models.trainer import train
 from theory.population import beta_from_weights
 from theory.systems import LDSFamily
 
@@ -66,12 +67,12 @@ def test_weights_do_not_depend_on_the_thread_count(setting):
 
 def test_shards_take_their_columns_of_the_bases_block():
     """Setting d: shard j of step t gets columns (t - 16 k) batch + offset_j of block k's
-    bases, drawn from stream (seed, 3, k) (models.trainer._Batches); the last block is
+    bases, drawn from stream (seed, 3, k) (models.batches.Batches); the last block is
     short; blocks asked for out of order or again are the same."""
-    from models.trainer import BASES_BLOCK, _Batches
+    from models.batches import BASES_BLOCK, Batches
     cfg = TrainConfig("d", d=3, T=4, seed=2, steps=BASES_BLOCK + 3, batch=SHARD_SIZE + 10)
     sampler = TorchLDSSampler(cfg.family(), dtype=torch.float64)
-    batches = _Batches(cfg, sampler, 0, cfg.batch, False, cfg.steps)
+    batches = Batches(cfg, sampler, 0, cfg.batch, False, cfg.steps)
     assert batches.sizes == [773, 773] and batches.offsets == [0, 773]
     ref = [sampler.draw_bases(n * cfg.batch, torch.Generator().manual_seed(stream_seed(2, 3, k)))
            for k, n in ((1, 3), (0, BASES_BLOCK))]
@@ -84,7 +85,7 @@ def test_shards_take_their_columns_of_the_bases_block():
         drawn = batches.draw(step, j)
         assert torch.equal(drawn[1][1], R)
     assert batches.bases_block(1)[0].shape == (3, 3, 3 * cfg.batch)
-    assert _Batches(cfg.replace(setting="a"), TorchLDSSampler(cfg.replace(setting="a").family()),
+    assert Batches(cfg.replace(setting="a"), TorchLDSSampler(cfg.replace(setting="a").family()),
                     0, cfg.batch, False, cfg.steps).bases(0, 0) is None
 
 
@@ -326,11 +327,12 @@ def test_eval_loss_is_the_held_out_loss_of_the_returned_weights():
     theory.ar's eq. 17 predictor from the returned W_V, W_QK in numpy, 1/2 the mean squared
     error of y_T.  Weights off by a millionth, the initial weights or a loss without the
     1/2 give another number."""
-    from models.trainer import _STREAM_EVAL, _Batches
+    from models.batches import Batches
+    from models.trainer import _STREAM_EVAL
     from theory.ar import attention_ar_weights, query_features
 
     r = train(TrainConfig(seed=1, steps=50, batch=3000, lr=1e-2), device="cpu", progress=False)
-    batches = _Batches(r.config, TorchLDSSampler(r.config.family(), dtype=torch.float64), _STREAM_EVAL,
+    batches = Batches(r.config, TorchLDSSampler(r.config.family(), dtype=torch.float64), _STREAM_EVAL,
                        r.config.batch, False, 1)
     assert len(batches.sizes) == 2
     y = batches.join([batches.shard(0, j) for j in range(len(batches.sizes))]).T.numpy()

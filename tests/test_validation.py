@@ -41,7 +41,8 @@ from theory.reference import (
     pairings,
     symbolic_moment,
 )
-from theory.systems import LDSFamily, Systems, conditioned_gaussian, covariance, get_family
+from theory.bases import conditioned_gaussian
+from theory.systems import LDSFamily, Systems, covariance, get_family
 
 NAN, INF = float("nan"), float("inf")
 RNG = np.random.default_rng

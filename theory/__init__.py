@@ -6,6 +6,7 @@ Modules, one per paper object (production engines first, then the references):
 - :mod:`theory.jsonvalues`   the one JSON policy for numbers (non-finite ones as "NaN" / "Infinity").
 - :mod:`theory.settings`     the settings as objects: their laws, and the routes that exist for each.
 - :mod:`theory.systems`      system families (settings a-d, asymmetric control), exact covariance.
+- :mod:`theory.bases`        the settings' random eigenbases: Haar-orthogonal Q, conditioned P.
 - :mod:`theory.coordinate`   the one-coordinate covariance G(lambda) and its mean over lambda:
   the float (Gauss-Legendre) and the exact (integer, Kronecker substitution) engine.
 - :mod:`theory.ar`           AR(s) tokens, L_AR(s), H, g, gamma, GD, PCG, in-context OLS.

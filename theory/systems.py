@@ -12,22 +12,11 @@ Given a system, y = (y_1..y_T) is Gaussian with mean 0 and covariance (exact, fl
 
 so Pi_1 = A Sigma_0 A^T + Sigma_w is the covariance of x_1 (not Sigma_0).
 
-Settings (every one but the control draws A from a centrally symmetric law, A ~ -A):
-
-===========  ================================================================
-``"a"``      A = diag(lambda), lambda_i iid U[-1, 1], c = 1 (all ones).
-``"b"``      A = Q^T diag(lambda) Q, Q Haar-orthogonal, lambda as in (a), c = 1.
-``"c"``      as (a), but Sigma_w = sigma_w^2 * diag(omega) with
-             omega_k = 2k/(d+1), k = 1..d: the same total noise power
-             tr Sigma_w = d sigma_w^2 as (a), anisotropic by a factor d.
-``"d"``      A = P^-1 diag(lambda) P (non-normal), P = I + 0.3 G / sqrt(d) with
-             G iid N(0, 1), conditioned on cond_2(P) <= ``cond_max`` (default 3)
-             by rejection (accepts ~99 %); c = 1.  P is independent of
-             lambda ~ -lambda, so A ~ -A.  Why this mild non-normality: see
-             docs/notes.md, section "Setting d: why a mild non-normality".
-``"asym"``   negative control: as (a) but lambda_i iid U[0, 1]; the law of A is
-             *not* symmetric, so parity-based claims must break.
-===========  ================================================================
+Settings: ``"a"``, ``"b"``, ``"c"``, ``"d"`` and the control ``"asym"``, each a
+:class:`~theory.settings.Setting` that states its law (basis, eigenvalue law, noise shape;
+the table in theory/settings.py, the mathematics in docs/math.md section 1, and why setting
+d is mildly non-normal in docs/notes.md, "Setting d: why a mild non-normality").  Every one
+but the control draws A from a centrally symmetric law, A ~ -A.
 
 Defaults (paper): d = 5, T = 30, sigma_w = sigma_v = 0.1, Sigma_0 = sigma_0^2 I with
 sigma_0 = 1.  Each family states its law in one place for every sampler:
@@ -57,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .bases import conditioned_gaussian, haar_orthogonal
 from .settings import SETTING_SPECS, Setting
 from .validation import (
     check_choice,
@@ -433,38 +423,6 @@ class LDSFamily:
                                             "sigma_0", "cond_max", "radius")}
         kw.update(changes)
         return LDSFamily(**kw)
-
-
-def haar_orthogonal(rng: np.random.Generator, m: int, d: int) -> np.ndarray:
-    """``m`` Haar-distributed orthogonal d x d matrices (QR of a Gaussian, signs fixed)."""
-    Z = rng.standard_normal((m, d, d))
-    Q, R = np.linalg.qr(Z)
-    sgn = np.sign(np.diagonal(R, axis1=1, axis2=2))
-    sgn[sgn == 0] = 1.0
-    return Q * sgn[:, None, :]
-
-
-#: size of the random perturbation of the identity in setting d's eigenbasis P.
-P_SCALE = 0.3
-
-
-def conditioned_gaussian(rng: np.random.Generator, m: int, d: int, cond_max: float,
-                         max_rounds: int = 1000, scale: float = P_SCALE) -> np.ndarray:
-    """``m`` matrices P = I + scale * G / sqrt(d), G iid N(0, 1), conditioned on cond_2(P) <= cond_max.
-
-    Rejection sampling in vectorised rounds (the loop runs over rounds, not systems).
-    """
-    out = np.empty((m, d, d))
-    todo = np.arange(m)
-    eye = np.eye(d)
-    for _ in range(max_rounds):
-        if todo.size == 0:
-            return out
-        P = eye + (scale / np.sqrt(d)) * rng.standard_normal((todo.size, d, d))
-        ok = np.linalg.cond(P) <= cond_max
-        out[todo[ok]] = P[ok]
-        todo = todo[~ok]
-    raise ValueError(f"cond_max={cond_max} is too small: rejection sampling did not finish")
 
 
 def get_family(setting: str, **params) -> LDSFamily:

@@ -98,8 +98,8 @@ SLIPS = (
          ("tests/test_training_settings.py::test_each_setting_changes_what_is_learned[init_scale]",)),
     # --- the figures a result reports about itself (models/trainer.py -> TrainResult)
     Slip("eval-on-training-stream", "TrainResult.eval_loss", "models/trainer.py",
-         "batches = _Batches(config, sampler, _STREAM_EVAL, config.batch, False, 1)",
-         "batches = _Batches(config, sampler, _STREAM_TRAIN, config.batch, False, 1)",
+         "batches = Batches(config, sampler, _STREAM_EVAL, config.batch, False, 1)",
+         "batches = Batches(config, sampler, _STREAM_TRAIN, config.batch, False, 1)",
          ("tests/test_trainer.py::test_eval_loss_is_the_held_out_loss_of_the_returned_weights",)),
     Slip("final-loss-last-step", "TrainResult.final_loss", "models/trainer.py",
          "final_loss = float(tail.mean())", "final_loss = float(tail[-1])",
