@@ -343,3 +343,17 @@ def test_the_shift_lr_table_reaches_the_configurations():
             assert lr(layers, radius) == runs.SHIFT_LR.get((layers, radius), runs.STACK_LR[layers]), (layers, radius)
     assert lr(1, 1.0) == 1e-1 != runs.STACK_LR[1]
     assert lr(4, 1.0) == 3e-3 != runs.STACK_LR[4]
+
+
+@given(st.sampled_from(sorted(EXAMPLES.values())), st.integers(0, 50))
+def test_a_records_run_names_its_seed_index_by_the_run_grammar(rid, other):
+    """runentries checks a run's seed against the id through runs.seed_index, the kinds' own
+    suffix: the seed every kind writes is read back, any other index is refused."""
+    from claims.harness.identity import RunRef
+    from claims.harness.runentries import run_entries
+    kind = runs.parse_run(rid)
+    assert runs.seed_index(rid) == kind.seed and rid.endswith(runs.SEED_SUFFIX.format(seed=kind.seed))
+    run_entries([RunRef(rid, kind.seed)], None, 0.5, {})
+    if other != kind.seed:
+        with pytest.raises(ValueError, match="seed index"):
+            run_entries([RunRef(rid, other)], None, 0.5, {})

@@ -8,6 +8,7 @@ here by hand from those files); the README's findings block (the order of the cl
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import json
 import re
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import claims.specs
-from claims.harness.profiles import PAPER, PROFILES, QUICK
+from claims.harness.profiles import PAPER, PROFILES, QUICK, Profile
 from claims.harness.spec import ClaimSpec, Headline
 from claims.specs import CLAIMS, all_headlines, claim_runs, get_spec, headline_ids, known_failures, register
 
@@ -169,3 +170,27 @@ def test_the_papers_cosines_are_written_once():
     holders = sorted(str(p.relative_to(REPO)) for p in (REPO / "claims").rglob("*.py")
                      if paper & set(_float_constants(p)))
     assert holders == ["claims/specs/pcg_alignment.py"]
+
+
+# ---------------------------------------------------------------------------- profile knobs
+
+def _reads(path: Path, field: str) -> bool:
+    return re.search(rf"\.{field}\b", path.read_text(encoding="utf-8")) is not None
+
+
+@pytest.mark.reads_source
+def test_a_claims_knobs_are_profile_fields_only_it_reads():
+    """A knob a spec names is a Profile field that its own files read and no other claim
+    file, shared claim module or spec does (oracle: the source text of claims/)."""
+    fields = {f.name for f in dataclasses.fields(Profile)}
+    claim_dir = REPO / "claims"
+    for spec in claims.specs.CLAIMS:
+        own = {claim_dir / f for f in spec.test_files()} | {claim_dir / "specs" / f"{spec.name.replace('-', '_')}.py"}
+        others = [p for p in sorted(claim_dir.glob("*.py")) + sorted((claim_dir / "specs").glob("*.py"))
+                  if p not in own]
+        for knob in spec.knobs:
+            assert knob in fields, (spec.name, knob)
+            assert any(_reads(p, knob) for p in own if p.is_file()), (spec.name, knob)
+            assert not [p.name for p in others if _reads(p, knob)], (spec.name, knob)
+    assert {k for s in claims.specs.CLAIMS for k in s.knobs} == {"twins", "shift_depths", "depth_stacks",
+                                                                  "improper_systems"}

@@ -2,11 +2,10 @@
 
 Each command runs in a fresh interpreter (tests/_procs.py bounds it) through
 ``claims.cli.main.main``, which then reports whether ``torch`` is in ``sys.modules``.
-``--version``, ``--help``, ``kappa`` and ``optimum`` compute nothing with torch, so they must
-not pay its import (about 0.7 s of a 1.1 s start-up).  ``runs``, ``report``
-and ``cache`` do import it: ``runs`` and ``cache`` read the run store's configurations
-(models.config.TrainConfig, which imports torch) and the cache key (torch's version), and
-``report`` reads the claims' specs, whose runs are those configurations.  The control:
+``--version``, ``--help``, ``kappa``, ``optimum`` and ``report`` compute nothing with torch,
+so they must not pay its import (about 0.7 s of a 1.1 s start-up).  ``runs`` and ``cache`` do
+import it: they read the run store's configurations (models.config.TrainConfig, which
+imports torch) and the cache key (torch's version).  The control:
 ``train --help`` shows TrainConfig's defaults, so it imports torch, and the probe sees it.
 Timings are measured apart, never asserted (tests/benchmarks/test_bench_startup.py).
 """
@@ -53,6 +52,18 @@ def test_a_command_that_needs_no_torch_imports_none(argv, status):
     out = _probe(argv)
     assert out["status"] == status
     assert out["torch"] is False, f"ldsicl {' '.join(argv)} imported torch"
+
+
+def test_report_imports_no_torch(tmp_path):
+    """``ldsicl report`` renders a published run's records (a few of them, so that no figure
+    is drawn) without torch: the claims' specs and run ids load without it."""
+    data = json.loads((REPO / "docs" / "results" / "quick.json").read_text(encoding="utf-8"))
+    data["records"] = [r for r in data["records"] if r["claim"] == "gd-equivalence" and not r["per_run"]]
+    assert data["records"]
+    src = tmp_path / "claims.json"
+    src.write_text(json.dumps(data), encoding="utf-8")
+    out = _probe(["report", "--from", str(src), "--out", str(tmp_path / "out")])
+    assert out == {"status": 0, "torch": False} and (tmp_path / "out" / "index.html").is_file()
 
 
 def test_control_train_help_imports_torch():

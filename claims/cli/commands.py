@@ -9,8 +9,9 @@ returns the exit status.  JSON output is strict, under the project's one policy
 (theory/jsonvalues.py: non-finite numbers as ``"NaN"`` / ``"Infinity"``).
 
 Imports: what every command needs is imported here, and none of it imports torch, so that
-``ldsicl --version``, ``kappa`` and ``optimum`` start without it (tests/test_startup.py).  The
-modules that pull in torch (models/*, claims/harness/runs.py: about 0.7 s of start-up) and
+``ldsicl --version``, ``kappa``, ``optimum`` and ``report`` start without it
+(tests/test_startup.py).  The modules that pull in torch (models/*, and the configurations
+claims/harness/runs.py builds: about 0.7 s of start-up) and
 scipy.optimize or matplotlib (theory.optimum, the report: about 1 s each) are imported by
 the commands that use them.
 
@@ -169,7 +170,7 @@ def run_optimum(args, parser) -> int:
 def run_report(args, parser) -> int:
     """``ldsicl report``: render a finished claims.json (or run the claims first) into DIR."""
     from claims.harness.reportfile import SCHEMA, load_report   # the records (no torch)
-    from claims.reports.report import render_report              # the specs (torch) and matplotlib: seconds
+    from claims.reports.report import render_report              # the specs and matplotlib: seconds
 
     out = Path(args.out).expanduser()
     if out.exists() and not out.is_dir():
@@ -241,7 +242,7 @@ def _train_config(args):
     ``run`` is None and ``changed_from`` names the run and the fields changed).
     ParameterError naming the option otherwise.
     """
-    from claims.harness.runs import config_for                 # imports torch: about 2.5 s (module doc)
+    from claims.harness.runs import config_for                 # its TrainConfig imports torch (module doc)
     from models.config import TrainConfig
 
     given = {name: getattr(args, name) for name in TRAIN_FIELDS if getattr(args, name) is not None}

@@ -20,6 +20,7 @@ from claims.harness import stats
 from claims.harness.basins import BasinSplit
 from claims.harness.identity import RunEntry, RunRef, per_run_extras
 from claims.harness.plain import to_builtin
+from claims.harness.runs import seed_index
 from claims.harness.shares import TARGET_SHARE
 
 __all__ = ["run_inputs", "finite_list", "per_run_field", "clip_intervals", "run_entries"]
@@ -146,7 +147,7 @@ def run_entries(runs, values, measured, details, run_values=None, run_stderr=Non
                 raise ValueError(f"a run's {name} must be a number, got {v!r} ({e.run})")
         if e.stderr is not None and not (math.isfinite(e.stderr) and e.stderr >= 0):
             raise ValueError(f"a run's stderr must be finite and >= 0, got {e.stderr!r} ({e.run})")
-        if e.seed is not None and not e.run.endswith(f"seed={e.seed}"):
+        if e.seed is not None and seed_index(e.run) != e.seed:
             raise ValueError(f"run {e.run!r} does not name its seed index {e.seed}")
     if len({e.run for e in entries}) != len(entries):
         raise ValueError(f"runs must name each run once, got {[e.run for e in entries]}")

@@ -15,24 +15,18 @@ same configuration wherever it is trained.  Each kind of id is one frozen type: 
   :class:`DepthGroup` (``T=10+80``), :class:`ShiftPair` (``r=1+0.9``), :class:`ShiftNullPair`
   (``r=0.9+0.9-rerun``).
 
-The single layers' seed i is the same run in both profiles; the stacks, trained at
-``profile.stack_batch`` (1000 quick, 1500 paper), carry their batch in the id.
-:func:`config_for` builds the :class:`~models.config.TrainConfig` of an id (``ldsicl train
---claim <id>`` calls it too, so the command line and the claims cannot drift apart);
-:func:`trained` returns its weights (trained once per configuration and code fingerprint,
-then read from the disk cache, models/cache.py; under ``pytest claims --retrain`` the
-session's start goes to ``stale_before``).  Which runs a claim reads is its spec's
-(``claims/specs/<claim>.py``; :func:`claims.specs.claim_runs`, ``ldsicl runs``); which
-windows and depths a profile trains is the profile's (``trained_windows``, ``shift_depths``).
-
-The learning rates and betas are the project's (the paper gives one protocol, for AR(1),
-docs/math.md section 2): AR(s) runs train at :data:`ARS_LR`, :data:`ARS_BETAS` (docs/notes.md,
-"Learning rate and betas for s >= 2"); a stack of L layers at :data:`STACK_LR` [L], chosen per
-depth on the held-out median squared error by a scan of its own (docs/notes.md, "Stacks:
-learning rate per depth"; docs/scans/stack_lr.py), never on a claim's metric.  Every stack
-trains on the reference law (claims/harness/coverage.py) with eigenvalues in [-0.9, 0.9]
-(:data:`TRAIN_RADIUS`), except the spectral shift's wider and narrower trainings
-(:data:`SHIFT_RADII`, learning rates :data:`SHIFT_LR` from the same scan at their radius).
+A layer's seed i is the same run in both profiles; a stack carries the profile's
+``stack_batch`` in its id.  :func:`config_for` builds an id's
+:class:`~models.config.TrainConfig` (``ldsicl train --claim <id>`` too); :func:`trained`
+returns its weights, trained once per configuration and code fingerprint, then read from
+the disk cache (models/cache.py).  Which runs a claim reads is its spec's
+(``claims/specs/<claim>.py``).  Learning rates and betas are the project's, each chosen by
+a scan of its own on the held-out error, never on a claim's metric (docs/notes.md,
+"Learning rate and betas for s >= 2", "Stacks: learning rate per depth"): :data:`ARS_LR`,
+:data:`ARS_BETAS`, :data:`STACK_LR` per depth, :data:`SHIFT_LR` per depth and radius.
+Every stack trains on the reference law (claims/harness/coverage.py) with eigenvalues in
+[-:data:`TRAIN_RADIUS`, :data:`TRAIN_RADIUS`], the spectral shift's other trainings at
+:data:`SHIFT_RADII`.
 
 >>> from claims.harness.profiles import QUICK
 >>> ArsLayer("d", 4, 2).run, str(ShiftStack(1, 1.0, 1000, 0))
@@ -55,7 +49,7 @@ from claims.harness.identity import RunRef
 from claims.harness.seeds import seed_for
 
 __all__ = ["Ar1Layer", "ArsLayer", "DepthStack", "DepthGroup", "ShiftStack", "ShiftPair", "ShiftNullPair",
-           "SensitivityRun", "KINDS", "TRAINED_KINDS", "parse_run", "ar1_run", "ars_run", "trained_layer_run",
+           "SensitivityRun", "KINDS", "TRAINED_KINDS", "parse_run", "seed_index", "SEED_SUFFIX", "ar1_run", "ars_run", "trained_layer_run",
            "depth_run", "depth_group", "shift_run", "shift_pair", "shift_null_pair", "sensitivity_run",
            "config_for", "trained", "AR1_SETTINGS", "ARS_SETTINGS", "WINDOWS", "ARS_LR", "ARS_BETAS", "STACK_S", "DEPTHS",
            "DEPTH_T", "SHIFT_DEPTHS", "TRAIN_RADIUS", "SHIFT_RADII", "STACK_LR", "SHIFT_LR", "STACK_BETAS",
@@ -141,9 +135,23 @@ def _stack_batch(batch: int, profile) -> None:
                          f"(its stacks train at batch {profile.stack_batch})")
 
 
+SEED_SUFFIX = "/seed={seed}"                  # how every kind's id ends: its seed index
+_SEED = re.compile(rf"/seed=({_INT})")
+
+
+def seed_index(run: str) -> int | None:
+    """The seed index an id ends with (:data:`SEED_SUFFIX`), None for an id without one.
+    >>> seed_index("ars/b/s=4/seed=12"), seed_index("ar1/a"), seed_index("x/seed=01")
+    (12, None, None)
+    """
+    m = _SEED.search(run) if isinstance(run, str) else None
+    return int(m[1]) if m is not None and m.end() == len(run) else None
+
+
 class _Kind:
     """What every kind shares: ``FORM``, the id with a ``{field}`` per field (:data:`_FIELDS`),
-    gives ``run`` and ``parse`` (its inverse; ValueError naming ``run`` for another id)."""
+    ending with :data:`SEED_SUFFIX`, gives ``run`` and ``parse`` (its inverse; ValueError
+    naming ``run`` for another id)."""
 
     FORM: ClassVar[str]
     PATTERN: ClassVar[re.Pattern]
@@ -151,6 +159,7 @@ class _Kind:
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         if "FORM" in cls.__dict__:
+            assert cls.FORM.endswith(SEED_SUFFIX), cls.FORM
             cls.PATTERN = re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m[1]}>{_FIELDS.get(m[1], _INDEX)[0]})",
                                             re.escape(cls.FORM)))
 

@@ -8,6 +8,8 @@ loop over that list, and the claim's test file imports its spec.
 * ``name``: the claim's key in every record (``"banding"``); ``test_file``: its checks,
   relative to ``claims/`` (``other_test_files``: more files of its checks, if any;
   ``test_files()``: all of them).
+* ``knobs``: the :class:`~claims.harness.profiles.Profile` fields only this claim reads (its
+  share of a profile's budget; the shared ones -- steps, seeds, samples -- belong to no claim).
 * ``runs(profile)``: the trained runs (:class:`~claims.harness.identity.RunRef`) the
   claim reads in a profile; ``[]`` for a claim that trains nothing.
 * ``headlines``: the source's statements, each with the checks that carry it and the
@@ -108,6 +110,7 @@ class ClaimSpec:
     ours: bool = False
     without_headline: str = ""
     other_test_files: tuple[str, ...] = ()
+    knobs: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:

@@ -35,6 +35,7 @@ def runs(profile) -> list[RunRef]:
 
 SPEC = ClaimSpec(
     name=_CLAIM,
+    knobs=("depth_stacks",),
     summary=("the second source (Cole et al., NeurIPS 2025): a linear transformer of depth O(log T) reaches "
              "least squares; one layer keeps an error on LDS data; trained stacks reported"),
     test_file="test_depth.py",

@@ -17,6 +17,7 @@ _CLAIM = "improper-learning"
 
 SPEC = ClaimSpec(
     name=_CLAIM,
+    knobs=("improper_systems",),
     summary="paper, Sec. 3: the best AR(s) predictor's excess over the filter decays like rho(L)^(2s)",
     test_file="test_improper_learning.py",
     headlines=(

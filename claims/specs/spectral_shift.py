@@ -33,6 +33,7 @@ def runs(profile) -> list[RunRef]:
 
 SPEC = ClaimSpec(
     name=_CLAIM,
+    knobs=("shift_depths",),
     summary=("the second seed's advice (its summary of Cole et al.): widening the training range lowers the "
              "error outside it at little cost inside; stacks trained at radii 0.5, 0.9, 1.0"),
     test_file="test_spectral_shift.py",

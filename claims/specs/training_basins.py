@@ -36,6 +36,7 @@ def _stay(st: str, s: int) -> str:
 
 SPEC = ClaimSpec(
     name=_CLAIM,
+    knobs=("twins",),
     summary=("ours: which stationary point training takes each AR(s) layer to, against the population "
              "optimum, with noise-free twins of the runs"),
     test_file="test_training_basins.py",
