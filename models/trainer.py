@@ -225,7 +225,7 @@ def _train(config: TrainConfig, dev: torch.device, show: bool, workers: int) -> 
     # the main thread's many small ops never wait for the GIL behind a helper's.
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ldsicl-data") if workers > 0 else None
     pending = collections.deque()
-    bases_ahead = []            # the helpers also draw the next block of eigenbases (_Batches)
+    bases_ahead = []            # the helpers also draw the next block of eigenbases (Batches)
 
     def prepare_bases(k):       # returns None: the future must not keep the block alive
         batches.bases_block(k)

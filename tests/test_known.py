@@ -59,8 +59,9 @@ def test_known_params_marks_only_listed_checks():
 
 def test_the_published_phrase_without_an_interval(monkeypatch):
     import claims.harness.known as known
-    rec = {"measured": 1.25, "interval": None, "comparator": "<=", "tolerance": 1.05,
-           "tolerance_source": "project", "verdict": "fails"}
+    from claims.harness.records import make_record
+    rec = make_record(claim="x", check="y", label="y", paper_ref="-", measured=1.25, tolerance=1.05,
+                      comparator="<=", tolerance_source="project")
     monkeypatch.setattr(known, "_published", lambda profile: {"x/y": rec})
     assert known.published_numbers("x/y", "quick") == \
         "last published quick run: 1.25 against <= 1.05 (project's), verdict fails"

@@ -29,7 +29,7 @@ def run_runs(args, parser) -> int:
     """``ldsicl runs``: the run ids each claim trains in a profile (its spec's runs,
     claims.specs.claim_runs; every claim unless ``--claim``, one that trains nothing saying
     so), and whether this code's weights for each are in the cache."""
-    from claims.harness.runs import config_for                 # torch (module doc)
+    from claims.harness.runs import config_for                 # its TrainConfig imports torch (module doc)
     from claims.specs import CLAIMS, claim_runs
     from models.cache import cache_path
 
@@ -79,7 +79,7 @@ def _export_source(args):
     (or its first 8 or more hex digits, as ``cache list`` shows 12) or a run id of
     ``--profile`` (its entry for this code).  ParameterError naming ``key`` (or ``cache_dir``)
     otherwise."""
-    from claims.harness.runs import config_for                 # torch (module doc)
+    from claims.harness.runs import config_for                 # its TrainConfig imports torch (module doc)
     from models.cache import cache_path, list_entries
 
     key = args.key

@@ -7,12 +7,14 @@ whose property it has).  Every set keeps the registry's order.
 
 * :data:`SYMMETRIC`   centrally symmetric laws of A: Lemma 4.1 and Theorem 4.1 apply;
 * :data:`CONTROLS`    the others: every symmetric claim's negative control;
-* :data:`QUADRATURE`  settings whose moments have the exact-up-to-rounding quadrature
-  (theory/coordinate.py); :data:`SYMMETRIC_QUADRATURE` the symmetric ones among them;
-* :data:`MONTE_CARLO` symmetric settings without quadrature (moments by Monte Carlo);
-* :data:`EXACT_RATIONAL` settings with the exact rational route of kappa
-  (theory/kappa_exact.py); :data:`REFERENCE`, the first of them, is the law the stacks of
-  the depth and spectral-shift claims train on (diagonal, centred, isotropic).
+* :data:`QUADRATURE`  settings whose moments take the exact-up-to-rounding quadrature route
+  (theory/coordinate.py), as theory.population.moments_route decides;
+  :data:`SYMMETRIC_QUADRATURE` the symmetric ones among them;
+* :data:`MONTE_CARLO` symmetric settings whose moments take the Monte Carlo route;
+* :data:`EXACT_RATIONAL` settings with the exact rational route of kappa (theory/kappa_exact.py);
+* :data:`REFERENCE` the law the stacks of the depth and spectral-shift claims train on:
+  the first setting with A diagonal (identity basis), centred eigenvalues and isotropic
+  noise -- the law the depth construction and the exact rational route are written for.
 
 How a setting's population moments are computed (quadrature or Monte Carlo) is decided in
 one place, theory.population.moments_route, which the claims call.  A check that covers a
@@ -27,7 +29,9 @@ True
 """
 from __future__ import annotations
 
+from theory.population import moments_route
 from theory.settings import SETTING_SPECS
+from theory.systems import LDSFamily
 
 __all__ = ["ALL", "SYMMETRIC", "CONTROLS", "QUADRATURE", "SYMMETRIC_QUADRATURE", "MONTE_CARLO",
            "EXACT_RATIONAL", "REFERENCE", "with_property", "span"]
@@ -42,11 +46,12 @@ def with_property(name: str, value: bool = True, among=None) -> tuple[str, ...]:
 ALL: tuple[str, ...] = tuple(SETTING_SPECS)
 SYMMETRIC = with_property("symmetric")
 CONTROLS = with_property("symmetric", False)
-QUADRATURE = with_property("quadrature")
-SYMMETRIC_QUADRATURE = with_property("quadrature", among=SYMMETRIC)
-MONTE_CARLO = with_property("quadrature", False, among=SYMMETRIC)
+QUADRATURE = tuple(n for n in ALL if moments_route(LDSFamily(n)) == "quadrature")
+SYMMETRIC_QUADRATURE = tuple(n for n in SYMMETRIC if n in QUADRATURE)
+MONTE_CARLO = tuple(n for n in SYMMETRIC if n not in QUADRATURE)
 EXACT_RATIONAL = with_property("exact_rational")
-REFERENCE: str = EXACT_RATIONAL[0]
+REFERENCE: str = next(n for n, s in SETTING_SPECS.items()
+                      if (s.basis, s.eigenvalues, s.noise) == ("identity", "centred", "isotropic"))
 
 
 def span(names) -> str:

@@ -15,10 +15,7 @@ the record with this ``check_id``: its measured value, interval, criterion and v
 so regenerating the published runs changes the reasons without touching a spec (only a
 check that changes between reproducing and not does).  A check decided with the paper
 profile's 8 seeds is inconclusive with the quick profile's 3 (no share of 3 runs decides),
-so each entry names its profiles; a trained check lists what its profile's published run
-measured, with the kernels it records (float32 rounding differs between kernels and can
-send a run to another basin; training pins them since 2026-12-04, models/kernels.py, and
-paper.json predates the pins).
+so each entry names its profiles.
 
 >>> reason("banding/trained-odd-share/b/s=4", "paper")[:55]
 'paper profile: not reproduced: no trained AR(4) layer h'
@@ -28,13 +25,13 @@ paper.json predates the pins).
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from claims.harness.display import format_criterion, format_interval, format_per_run, format_value
+from claims.harness.display import format_criterion, format_interval, format_value
+from claims.harness.reportfile import load_report
 
 __all__ = ["known_params", "published_numbers", "reason"]
 
@@ -49,12 +46,11 @@ def _known() -> dict[str, dict[str, str]]:
 
 @functools.lru_cache(maxsize=None)
 def _published(profile: str) -> dict:
+    """The published run of ``profile``, its typed records by ``check_id`` ({} without a file)."""
     path = ROOT / "docs" / "results" / f"{profile}.json"
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))["records"]
-    except (OSError, ValueError, KeyError):
+    if not path.is_file():
         return {}
-    return {r.get("check_id"): r for r in records}
+    return {r.check_id: r for r in load_report(path).records}
 
 
 def published_numbers(check_id: str, profile: str) -> str | None:
@@ -63,12 +59,11 @@ def published_numbers(check_id: str, profile: str) -> str | None:
     r = _published(profile).get(check_id)
     if r is None:
         return None
-    iv = r.get("interval")
-    crit = format_criterion(r.get("comparator"), r.get("tolerance"))
-    who = f" ({r['tolerance_source']}'s)" if r.get("tolerance_source") else ""
-    return (f"last published {profile} run: {format_value(r.get('measured'))}"
-            + (f" {format_interval(iv)}" if iv else "") + f" against {crit}{who}"
-            + (f", {format_per_run(r)}" if r.get("per_run") else "") + f", verdict {r.get('verdict')}")
+    crit = format_criterion(r.comparator, r.tolerance)
+    who = f" ({r.tolerance_source}'s)" if r.tolerance_source else ""
+    return (f"last published {profile} run: {format_value(r.measured)}"
+            + (f" {format_interval(r.interval)}" if r.interval else "") + f" against {crit}{who}"
+            + (f", {r.per_run_text}" if r.per_run else "") + f", verdict {r.verdict}")
 
 
 def reason(check_id: str, profile: str) -> str | None:

@@ -15,7 +15,7 @@ renamed field -- and :meth:`Report.to_dict` writes it back, field for field, so 
 ((), 6)
 >>> report_from_dict({"schema": 3, "records": []}, "old.json")
 Traceback (most recent call last):
-ValueError: old.json: a claims report of schema 3; only schemas 4, 5 and 6 are read (schema 3 was retired with claims/reports/legacy.py)
+ValueError: old.json: a claims report of schema 3; only schemas 4, 5 and 6 are read (schema 3 was retired with claims/legacy.py)
 """
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def report_from_dict(data: Any, name: str) -> Report:
         raise ValueError(f"{name}: not a claims report (no list 'records' at the top level)")
     schema = data.get("schema")
     if schema != SCHEMA and schema not in _OLDER:
-        why = " (schema 3 was retired with claims/reports/legacy.py)" if schema == 3 else ""
+        why = " (schema 3 was retired with claims/legacy.py)" if schema == 3 else ""
         raise ValueError(f"{name}: a claims report of schema {schema!r}; only schemas "
                          f"{', '.join(map(str, sorted(_OLDER)))} and {SCHEMA} are read{why}")
     unknown = sorted(set(data) - set(REPORT_FIELDS))

@@ -57,10 +57,7 @@ __all__ = ["Ar1Layer", "ArsLayer", "DepthStack", "DepthGroup", "ShiftStack", "Sh
 
 # ----------------------------------------------------------------------------- what is trained
 #: seed namespaces (claims/harness/seeds.py): one per family of runs, whichever claims read it
-AR1_NAMESPACE = "ar1-train"
-ARS_NAMESPACE = "ars-train"
-DEPTH_NAMESPACE = "depth-train"
-SHIFT_NAMESPACE = "shift-train"
+AR1_NAMESPACE, ARS_NAMESPACE, DEPTH_NAMESPACE, SHIFT_NAMESPACE = "ar1-train", "ars-train", "depth-train", "shift-train"
 
 #: the AR(1) layers: the symmetric settings.
 AR1_SETTINGS = SYMMETRIC
@@ -159,7 +156,8 @@ class _Kind:
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
         if "FORM" in cls.__dict__:
-            assert cls.FORM.endswith(SEED_SUFFIX), cls.FORM
+            if not cls.FORM.endswith(SEED_SUFFIX):
+                raise TypeError(f"{cls.__name__}.FORM must end with {SEED_SUFFIX!r}, got {cls.FORM!r}")
             cls.PATTERN = re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m[1]}>{_FIELDS.get(m[1], _INDEX)[0]})",
                                             re.escape(cls.FORM)))
 

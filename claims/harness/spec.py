@@ -8,6 +8,8 @@ loop over that list, and the claim's test file imports its spec.
 * ``name``: the claim's key in every record (``"banding"``); ``test_file``: its checks,
   relative to ``claims/`` (``other_test_files``: more files of its checks, if any;
   ``test_files()``: all of them).
+* ``reported_table``: its reported rows (descriptive, no verdict) get a table of their own
+  in docs/results/verdicts.md.
 * ``knobs``: the :class:`~claims.harness.profiles.Profile` fields only this claim reads (its
   share of a profile's budget; the shared ones -- steps, seeds, samples -- belong to no claim).
 * ``runs(profile)``: the trained runs (:class:`~claims.harness.identity.RunRef`) the
@@ -92,6 +94,7 @@ class FigureSpec:
         return self.title.format(key=key, data=data)
 
     def path_for(self, directory, key: str):
+        """The file of the figure drawn for ``key``: ``<stem>.png`` (key ``""``) or ``<stem>-<key>.png``."""
         from pathlib import Path
         return Path(directory) / (f"{self.stem}.png" if not key else f"{self.stem}-{key}.png")
 
@@ -111,6 +114,7 @@ class ClaimSpec:
     without_headline: str = ""
     other_test_files: tuple[str, ...] = ()
     knobs: tuple[str, ...] = ()
+    reported_table: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:

@@ -33,15 +33,13 @@ from claims.harness.display import format_criterion, format_interval, format_val
 from claims.harness.records import ClaimRecord
 from claims.harness.reportfile import Report, load_report
 from claims.reports.findings import findings, render_findings
-from claims.specs import all_headlines
+from claims.specs import CLAIMS, all_headlines
 
 __all__ = ["START", "END", "render_block", "render_verdicts", "replace_block", "main"]
 
 START = "<!-- findings:start -->"
 END = "<!-- findings:end -->"
 ROOT = Path(__file__).resolve().parents[2]
-#: claims whose reported rows get a table of their own (descriptive tables, no verdict).
-REPORTED_TABLES = ("training-sensitivity",)
 RESULTS = ROOT / "docs" / "results"
 VERDICTS = "verdicts.md"
 
@@ -162,7 +160,7 @@ def render_verdicts(quick: Report, paper: Report | None) -> str:
                 row += [_cell(t.get(k)) for t in keyed]
                 out.append("| " + " | ".join(_md(x) for x in row) + " |")
             out.append("")
-        if c in REPORTED_TABLES:
+        if c in {s.name for s in CLAIMS if s.reported_table}:
             rows = [(name, r) for name, p in runs for r in p.records if r.claim == c and r.kind == "reported"]
             if rows:
                 out += [f"Reported rows ({', '.join(sorted({name for name, _ in rows}))} profile; no verdict):",

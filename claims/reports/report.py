@@ -185,7 +185,7 @@ def environment(wall_seconds: float | None = None) -> dict:
         except (ImportError, AttributeError):
             env[name] = None
     try:
-        import torch      # about 2.5 s of start-up: only a run's environment needs it, not rendering
+        import torch      # about 0.7 s of start-up (docs/notes.md): only a run's environment needs it, not rendering
         env["device"] = (f"cuda ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available()
                          else "cpu")
         env["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()

@@ -33,6 +33,7 @@ def runs(profile) -> list[RunRef]:
 
 SPEC = ClaimSpec(
     name=_CLAIM,
+    reported_table=True,
     summary=("ours (paper profile): how the trained AR(1) metrics move with one training choice the paper "
              "leaves open (weight decay, clipping, learning rate)"),
     test_file="test_sensitivity.py",
