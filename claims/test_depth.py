@@ -1,6 +1,7 @@
-r"""Claim ``depth``: depth separation as the second source states it -- a construction, optima and closed forms; no training (docs/math.md sections 7.2-7.4).
+r"""Claim ``depth``: depth separation as Cole et al. state it -- a construction, optima and closed forms; no training (docs/math.md sections 7.2-7.4).
 
-The source (Cole, Zhao, Lu, Zhang, NeurIPS 2025, summarised by the second seed) proves
+The source (Cole, Zhao, Lu, Zhang, *In-context learning of linear dynamical systems with
+transformers: approximation bounds and depth-separation*, NeurIPS 2025) proves
 *approximation* results: a linear transformer of depth O(log T), built to run an iterative
 solver of the in-context least-squares problem, has test error O(log T / T) on LDS data,
 comparable with least squares; a class of single-layer linear transformers keeps a
@@ -84,7 +85,7 @@ from claims.harness.basins import clopper_pearson
 from claims.harness.coverage import REFERENCE
 from claims.harness.seeds import claim_settings, seed_for
 from claims.harness.stats import ratio_stderr
-from claims.specs.depth import SPEC
+from claims.specs.depth import COLE_ET_AL, SPEC
 from models.construction import construction_prediction
 from theory.construction import richardson_prediction
 from theory.iid import iid_moments, optimal_half_mse
@@ -93,11 +94,11 @@ from theory.population import beta_from_weights
 from theory.stationary import simulate_with_filter
 
 CLAIM = SPEC.name
-REF_RATE = ("Cole, Zhao, Lu, Zhang (NeurIPS 2025), as summarised by the second seed: depth O(log T) "
+REF_RATE = (f"{COLE_ET_AL}: depth O(log T) "
             "running Richardson iteration reaches error O(log T / T), comparable with least squares")
-REF_ONE = ("Cole et al. (NeurIPS 2025), as summarised by the second seed: a class of single-layer linear "
+REF_ONE = (f"{COLE_ET_AL}: a class of single-layer linear "
            "transformers keeps a non-vanishing error on LDS data")
-REF_IID = ("Cole et al. (NeurIPS 2025), as summarised by the second seed: on i.i.d. data one layer reaches "
+REF_IID = (f"{COLE_ET_AL}: on i.i.d. data one layer reaches "
            "O(1/T); the optimum's closed form after Mahankali et al. (2023)")
 
 SLOPE_TOL = 0.1                  # slope of log(excess T / ln T) in log T: at most (ours)

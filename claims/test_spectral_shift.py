@@ -1,6 +1,7 @@
 r"""Claim ``spectral-shift``: does a wider training range pay outside it, and what does it cost inside? (docs/math.md section 7).
 
-The second seed (a blog summary of Cole et al.) advises testing spectral radii outside the
+A summary of Cole et al. (NeurIPS 2025; claims.specs.depth.COLE_ET_AL) advises, as its own reading
+of their depth result, testing spectral radii outside the
 training range and widening the training range; nothing numeric is claimed.  Our
 operationalisation (the project's, labelled so; the tolerances are ours):
 
@@ -71,13 +72,14 @@ from claims.harness.runs import (SHIFT_DEPTHS, SHIFT_NULL_SEEDS, SHIFT_RADII, ST
                          shift_null_pair, shift_pair, shift_run, trained)
 from claims.harness.seeds import rng_for
 from claims.harness.stats import seed_fields
+from claims.specs.depth import COLE_ET_AL
 from claims.specs.spectral_shift import OUTSIDE, SPEC
 from theory.ar import ols_ar, predict_ar
 from theory.kalman import kalman_predict
 from theory.n4sid import n4sid_predict
 
 CLAIM = SPEC.name
-REF = ("the second seed's advice (a blog summary of Cole et al., NeurIPS 2025), not a theorem: test "
+REF = (f"a summary's reading of {COLE_ET_AL}, not a statement of theirs nor a theorem: test "
        "outside the training radius, widen the training range")
 REF_PREMISE = "ours: the premise of the gain and cost checks (each training radius's stacks trained to their optimum)"
 N4SID_SEQUENCES = 2000

@@ -18,7 +18,7 @@ in :data:`CLAIMS` order:
 - :mod:`claims.specs.pcg_alignment`        eqs. 17-18 and the paper's AR(4) cosines (``PAPER_COS1``);
 - :mod:`claims.specs.kalman_parity`        trained single layers against the Kalman filter;
 - :mod:`claims.specs.improper_learning`    AR(s) predictors approach the filter in s;
-- :mod:`claims.specs.depth`                the second source's construction and optima;
+- :mod:`claims.specs.depth`                Cole et al.'s construction and optima;
 - :mod:`claims.specs.spectral_shift`       stacks trained at three radii, tested outside;
 - :mod:`claims.specs.training_sensitivity` ours: the AR(1) metrics under other training choices;
 - :mod:`claims.specs.training_basins`      ours: where training takes the AR(s) layers.

@@ -1,4 +1,4 @@
-"""The depth claim: the second source's construction of depth O(log T), the optima, closed forms.
+"""The depth claim: Cole et al.'s construction of depth O(log T), the optima, closed forms.
 
 Its checks: claims/test_depth.py (the construction, the one-layer and i.i.d. optima) and
 claims/test_depth_trained.py (the trained stacks, reported).  It trains the depth grid's
@@ -33,10 +33,14 @@ def runs(profile) -> list[RunRef]:
     return [depth_run(L, T, profile.stack_batch, i) for L in DEPTHS for T in DEPTH_T for i in range(STACK_SEEDS)]
 
 
+#: the source of the depth claim (and of the reading behind the spectral-shift claim)
+COLE_ET_AL = ("Cole, Zhao, Lu, Zhang, \"In-context learning of linear dynamical systems with transformers: "
+              "approximation bounds and depth-separation\" (NeurIPS 2025)")
+
 SPEC = ClaimSpec(
     name=_CLAIM,
     knobs=("depth_stacks",),
-    summary=("the second source (Cole et al., NeurIPS 2025): a linear transformer of depth O(log T) reaches "
+    summary=(f"{COLE_ET_AL}: a linear transformer of depth O(log T) reaches "
              "least squares; one layer keeps an error on LDS data; trained stacks reported"),
     test_file="test_depth.py",
     other_test_files=("test_depth_trained.py",),
@@ -45,7 +49,7 @@ SPEC = ClaimSpec(
         Headline(_CLAIM,
                  "A linear transformer of depth O(log T) built to run gradient descent on the in-context "
                  "least squares reaches least squares' error, O(log T / T).",
-                 "second source (Cole et al., NeurIPS 2025): the construction",
+                 f"{COLE_ET_AL}: the construction",
                  check_ids(_CLAIM, "construction-identity", _LAW)
                  + check_ids(_CLAIM, "construction-median-rate-slope", {**_LAW, "radius": TRAIN_RADIUS})
                  + check_ids(_CLAIM, "construction-median-over-least-squares", {**_LAW, "radius": TRAIN_RADIUS})
@@ -59,7 +63,7 @@ SPEC = ClaimSpec(
         Headline(_CLAIM,
                  "One linear-attention layer keeps a non-vanishing error on LDS data, while on i.i.d. "
                  "regression its error vanishes like 1/T.",
-                 "second source (Cole et al., NeurIPS 2025): the optima",
+                 f"{COLE_ET_AL}: the optima",
                  check_ids(_CLAIM, "one-layer-limit-excess", {**_LAW, "layers": 1, "radius": TRAIN_RADIUS})
                  + check_ids(_CLAIM, "iid-optimum-closed-form", {"setting": "iid", "s": STACK_S, "layers": 1})
                  + check_ids(_CLAIM, "iid-limit-excess", {"setting": "iid", "s": STACK_S, "layers": 1})

@@ -15,6 +15,7 @@ from claims.harness.coverage import REFERENCE
 from claims.harness.identity import Coords, RunRef, check_id
 from claims.harness.runs import SHIFT_NULL_SEEDS, SHIFT_RADII, STACK_S, STACK_SEEDS, TRAIN_RADIUS, shift_run
 from claims.harness.spec import ClaimSpec, Headline, check_ids
+from claims.specs.depth import COLE_ET_AL
 
 __all__ = ["SPEC", "runs", "OUTSIDE"]
 
@@ -34,7 +35,8 @@ def runs(profile) -> list[RunRef]:
 SPEC = ClaimSpec(
     name=_CLAIM,
     knobs=("shift_depths",),
-    summary=("the second seed's advice (its summary of Cole et al.): widening the training range lowers the "
+    summary=(f"our test of a reading of {COLE_ET_AL} (advice a summary of it gives, not a statement of "
+             "theirs): widening the training range lowers the "
              "error outside it at little cost inside; stacks trained at radii 0.5, 0.9, 1.0"),
     test_file="test_spectral_shift.py",
     runs=runs,
@@ -42,7 +44,7 @@ SPEC = ClaimSpec(
         Headline(_CLAIM,
                  "Widening the training range (radius 0.9 to 1.0) lowers a layer's typical error outside "
                  "it and costs little inside it (our operationalisation; 5 % is our factor).",
-                 "the second seed's advice (its summary of Cole et al.), not a theorem",
+                 f"a summary's reading of {COLE_ET_AL}, not a statement of theirs and not a theorem",
                  check_ids(_CLAIM, "gain-outside", *({"setting": REFERENCE, "layers": 1, "radius": r} for r in OUTSIDE))
                  + check_ids(_CLAIM, "cost-inside", {"setting": REFERENCE, "layers": 1, "radius": TRAIN_RADIUS}),
                  trained=True,
