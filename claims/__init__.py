@@ -26,6 +26,9 @@ The package is arranged by job (each subpackage's docstring names its modules):
   run store; named sets of settings; the pytest plugin (loaded by the root conftest.py).
 - :mod:`claims.reports`  the reports drawn from typed records: terminal, JSON, Markdown,
   HTML, figures; the README's findings; compare and re-judge.
+- :mod:`claims.cluster`  beyond one process: one executor interface (a local pool, or a
+  ``dask.distributed`` cluster), the runs of a profile trained on it, sweeps of the suite over
+  a grid of points of the family's parameters.
 - :mod:`claims.cli`      the ``ldsicl`` command, on top of everything it calls (nothing in
   theory/ or models/ imports claims/; tests/test_layers.py).
 

@@ -15,10 +15,10 @@
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
+from claims.harness.params import family, point_cached
 from claims.harness.memo import memoized
 from claims.harness.seeds import seed_for
 from theory.kappa import kappa
@@ -43,10 +43,10 @@ def family_key(fam: LDSFamily) -> list:
     return [fam.setting, fam.d, fam.T, fam.sigma_w, fam.sigma_v, fam.sigma_0, fam.cond_max, fam.radius]
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def kappa_for(setting: str, mc_systems: int = KAPPA_D_SYSTEMS) -> dict:
-    """kappa (eq. 15) at the paper's defaults for ``setting``: value, stderr, method."""
-    fam, seed = LDSFamily(setting), seed_for("kappa", setting, mc_systems)
+    """kappa (eq. 15) at the session's point (claims/harness/params.py) for ``setting``: value, stderr, method."""
+    fam, seed = family(setting), seed_for("kappa", setting, mc_systems)
     res = memoized("kappa", [family_key(fam), "auto", mc_systems, seed], ("theory.kappa",),
                    lambda: kappa(fam, method="auto", m=mc_systems, seed=seed))
     out = {"kappa": res.kappa, "stderr": res.stderr, "method": res.method}
@@ -57,12 +57,12 @@ def kappa_for(setting: str, mc_systems: int = KAPPA_D_SYSTEMS) -> dict:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def moments_for(setting: str, mc_systems: int = MOMENTS_D_SYSTEMS):
     """Population feature moments (s = 1) at the defaults by the setting's route
     (theory.population.moments_route): the quadrature, or on the Monte Carlo route
     :func:`reference_moments_mc`."""
-    fam = LDSFamily(setting)
+    fam = family(setting)
     if moments_route(fam) == "monte-carlo":
         return reference_moments_mc(fam, mc_systems)
     return population_moments(fam, 1)

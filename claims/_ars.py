@@ -19,12 +19,13 @@
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
+from claims.harness.params import family, point_cached
+from claims._ar1 import family_key
 from claims.harness.basins import BasinSplit
 from claims.harness.memo import memoized
 from claims.harness.runs import WINDOWS, ars_run, trained
@@ -34,7 +35,6 @@ from theory.optimum import StationaryPoint, match_point, nearest_stationary_poin
 from theory.parity import canonical_gauge
 from theory.population import beta_from_weights, moments_route, population_moments
 from theory.settings import get_setting
-from theory.systems import LDSFamily
 
 #: antithetic raw trajectories behind the moments of a setting without quadrature -- d
 #: (docs/settings.md).
@@ -48,7 +48,7 @@ JACCARD_THRESHOLD = 0.01
 POINT_SHARE_TOL = 1e-8
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def optimum_moments_mc(setting: str, m: int = D_TRAJECTORIES) -> dict:
     """The Monte Carlo estimator that serves the optimum and the basins, on the Monte Carlo
     route: the moments for every window from one draw of ``m`` antithetic raw trajectories
@@ -56,9 +56,10 @@ def optimum_moments_mc(setting: str, m: int = D_TRAJECTORIES) -> dict:
     the central symmetry A ~ -A by construction -- so its parity zeros hold by construction
     and it never serves the parity check (which takes Monte Carlo over systems with exact
     per-system moments, theory.population "mc-systems")."""
-    return memoized("d-moments", [setting, list(WINDOWS), m, seed_for("ars-moments", setting, m)],
+    fam = family(setting)
+    return memoized("d-moments", [family_key(fam), list(WINDOWS), m, seed_for("ars-moments", setting, m)],
                     ("theory.mc_moments",),
-                    lambda: trajectory_moments_windows(LDSFamily(setting), WINDOWS, m,
+                    lambda: trajectory_moments_windows(fam, WINDOWS, m,
                                                        rng_for("ars-moments", setting, m), antithetic=True))
 
 
@@ -70,11 +71,11 @@ def require_trained_window(profile, s: int) -> None:
                     f"(this profile trains s in {list(profile.trained_windows)})")
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def moments_for(setting: str, s: int):
     """Population moments at the paper's defaults by the setting's route
     (theory.population.moments_route; module doc)."""
-    fam = LDSFamily(setting)
+    fam = family(setting)
     if moments_route(fam) == "monte-carlo":
         return optimum_moments_mc(setting)[s]
     return population_moments(fam, s)
@@ -86,7 +87,7 @@ def moments_key(mom) -> list:
             None if mom.batches is None else [np.asarray(x) for x in mom.batches]]
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def optimum(setting: str, s: int, starts: int):
     """theory.optimum.population_optimum on :func:`moments_for`, seeded from the claim id
     (shared on disk between processes, claims/harness/memo.py)."""
@@ -95,12 +96,12 @@ def optimum(setting: str, s: int, starts: int):
                     lambda: population_optimum(mom, seed, starts=n))
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def heldout_with_systems(setting: str, m: int):
     """``m`` held-out systems of a setting at the defaults and one sequence each (named seed):
     (Systems, y (m, T)).  The Kalman claims run the filter, which knows the system, on the
     very sequences of the PCG checks."""
-    systems, y = LDSFamily(setting).sample(rng_for("ars-heldout", setting, m), m)
+    systems, y = family(setting).sample(rng_for("ars-heldout", setting, m), m)
     y.setflags(write=False)
     return systems, y
 
@@ -209,16 +210,19 @@ class RunBasins:
                            for b in self.basins]}
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def book(setting: str, s: int, profile) -> BasinBook:
     """The cell's basin book, shared by the runs and their noise-free twins (so both name a
     point alike)."""
     return BasinBook(setting, s, profile)
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def basins(setting: str, s: int, profile) -> RunBasins:
-    """Where each of the profile's trained runs of (setting, s) is headed (module doc)."""
+    """Where each of the profile's trained runs of (setting, s) is headed (module doc); none
+    under ``--claims-untrained`` (claims/harness/runopts.py)."""
+    if profile.run.untrained:
+        return RunBasins(labels=(), run_excess=(), mirrored=(), basins=())
     bk = book(setting, s, profile)
     placed = [bk.headed_for(r.W_V, r.W_QK)
               for r in (trained(ars_run(setting, s, i), profile) for i in range(profile.n_seeds))]

@@ -20,12 +20,12 @@ the construction's rate (:func:`rate_data`, :func:`boot_medians`, :func:`scaled_
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 from scipy import stats as scistats
 
+from claims.harness.params import current, point_cached
 from claims.harness.runs import STACK_S, TRAIN_RADIUS
 from claims.harness.seeds import rng_for, seed_for
 from theory.ar import context_stats, ols_ar, predict_ar, query_features
@@ -54,7 +54,7 @@ BOOT = 1000                      # bootstrap resamples of the rate's medians
 def family(T: int):
     """The construction's family at horizon T (theory.stationary.stationary_family, radius
     :data:`RADIUS`)."""
-    return stationary_family(T, RADIUS)
+    return stationary_family(T, RADIUS, **{k: v for k, v in current().family_fields().items() if k != "T"})
 
 
 def lambda_plus() -> float:
@@ -81,7 +81,7 @@ def fit_intercept(T, values) -> tuple[float, float]:
     return float(coef[0]), float(scistats.t.ppf(0.975, dof) * math.sqrt(cov[0, 0]))
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def rate_data(profile) -> dict:
     """Per T (the profile's held-out count of systems, one sequence each): the
     per-sequence conditional excesses over the per-system AR(2) optimum,
@@ -148,7 +148,7 @@ def limit(systems, seed: int, starts: int) -> dict:
     return {"two_L": 2 * opt.loss, "excess": limit_excess(systems, S, beta), "var": best_ar(systems, S)[1]}
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def baseline(profile) -> dict:
     """The limit over 10 x mc_systems stationary systems (the best AR(2) errors of the same
     systems are the plateau's baseline)."""
@@ -156,7 +156,7 @@ def baseline(profile) -> dict:
     return limit(systems, seed_for(CLAIM, "limit"), max(32, profile.multistart))
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def plateau(profile) -> dict:
     """2 L*(T) of one layer on the stationary systems (exact quadrature moments)."""
     out = {}

@@ -14,11 +14,11 @@
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import torch
 
+from claims.harness.params import family, point_cached
 from claims.harness.coverage import REFERENCE
 from claims.harness.runs import STACK_S, trained
 from claims.harness.seeds import rng_for, seed_for
@@ -26,7 +26,6 @@ from claims.harness.stats import seed_fields
 from models.attention import LinearSelfAttention
 from theory.optimum import population_optimum
 from theory.population import beta_from_weights, population_moments
-from theory.systems import LDSFamily
 
 #: the spectral-shift claim: stacks trained at radius claims.harness.runs.TRAIN_RADIUS, tested at these radii
 TEST_RADII = (0.9, 0.95, 1.0, 1.05)
@@ -49,10 +48,11 @@ def predict(run, y) -> np.ndarray:
         return model.predict(torch.tensor(y, dtype=torch.float64)).numpy()
 
 
-@functools.lru_cache(maxsize=None)
-def heldout_systems(setting: str, m: int, T: int = 30, radius: float = 1.0):
+@point_cached
+def heldout_systems(setting: str, m: int, T: int | None = None, radius: float = 1.0):
     """``m`` held-out systems of a setting and one sequence each: (Systems, y (m, T))."""
-    systems, y = LDSFamily(setting, T=T, radius=radius).sample(rng_for("lds-heldout", setting, m, T, radius), m)
+    fam = family(setting, radius=radius) if T is None else family(setting, T=T, radius=radius)
+    systems, y = fam.sample(rng_for("lds-heldout", setting, m, fam.T, radius), m)
     y.setflags(write=False)
     return systems, y
 
@@ -107,13 +107,13 @@ def paired_ratio(err_a, err_b, rng, resamples: int = 2000):
     return float(err_a.mean() / err_b.mean()), float(lo), float(hi)
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def one_layer_optimum(claim: str, T: int, radius: float, starts: int):
     """The one-layer population optimum (window STACK_S) of a stack's law -- setting a,
     lambda ~ U[-radius, radius], x_0 ~ N(0, I), horizon T -- from the exact quadrature
     moments (theory.coordinate maps its nodes to [-radius, radius]), by at least 8 random
     starts seeded from the claim: (moments, optimum)."""
-    mom = population_moments(LDSFamily(REFERENCE, T=T, radius=radius), STACK_S)
+    mom = population_moments(family(REFERENCE, T=T, radius=radius), STACK_S)
     return mom, population_optimum(mom, seed_for(claim, "stack-law-optimum", T, radius), starts=max(8, starts))
 
 

@@ -43,6 +43,7 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from claims._ar1 import kappa_for
+from claims.harness.params import family
 from claims.harness.coverage import REFERENCE, SYMMETRIC_QUADRATURE, span
 from claims.harness.seeds import claim_settings, rng_for, seed_for
 from claims.harness.stats import bootstrap_fields
@@ -169,7 +170,7 @@ def test_exact_kappa_equals_quadrature_at_the_defaults(claim):
     """kappa at the paper's defaults: exact rational engine vs float64 quadrature of eq. 15's
     forms (docs/math.md sections 4.6 and 4.7); the value is quoted in section 4.4."""
     exact = kappa_for(REFERENCE)
-    quad = kappa(LDSFamily(REFERENCE), method="gauss-legendre").kappa
+    quad = kappa(family(REFERENCE), method="gauss-legendre").kappa
     claim.record(
         claim=CLAIM, check="kappa-exact-vs-quadrature", setting=REFERENCE, paper_ref=REF,
         label="|kappa_exact_rational - kappa_quadrature| / kappa_exact_rational",
@@ -193,7 +194,7 @@ def test_kappa_versus_T(claim):
     for setting in SYMMETRIC_QUADRATURE:
         vals = []
         for T in KAPPA_T:
-            fam = LDSFamily(setting, T=T)
+            fam = family(setting, T=T)
             methods[setting] = exact_routes(fam)[0]                         # the setting's first exact route
             vals.append(kappa(fam, method=methods[setting]).kappa)
         table[setting] = vals

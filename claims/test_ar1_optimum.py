@@ -27,7 +27,6 @@ asymmetric control (Gauss-Legendre quadrature), Monte Carlo over systems for d.
 from __future__ import annotations
 
 import dataclasses
-import functools
 
 import numpy as np
 import pytest
@@ -40,6 +39,7 @@ from claims._ar1 import (
     moments_for,
 )
 from claims.reports.fig_training import loss_curves
+from claims.harness.params import family, point_cached
 from claims.harness.coverage import CONTROLS, QUADRATURE, REFERENCE
 from claims.harness.known import known_params
 from claims.harness.profiles import PAPER, QUICK
@@ -54,7 +54,6 @@ from theory.population import (
     population_loss,
     population_moments,
 )
-from theory.systems import LDSFamily
 
 CLAIM = SPEC.name
 REF = "Thm 4.1, eq. 15"
@@ -114,11 +113,11 @@ def _symbolic_gradient(parity_zeros: bool):
         subs.update({c[0]: 0, c[2]: 0, m[(0, 1)]: 0, m[(1, 2)]: 0})
     params = [v11, v12, v21, v22, w11, w12, w21, w22]
     out = {}
-    for family, point in (("value", {v21: 0, v22: 1, w11: kappa, w21: 0}),
+    for optimal, point in (("value", {v21: 0, v22: 1, w11: kappa, w21: 0}),
                           ("key", {v21: 1, v22: 0, w11: 0, w21: kappa})):
         # entries that do not act (first row of W_V, second column of W_QK) stay free symbols
         grad = [sp.simplify(sp.diff(L, p).subs(subs).subs(point)) for p in params]
-        out[family] = grad
+        out[optimal] = grad
     return out
 
 
@@ -152,7 +151,7 @@ def _theta_gradient(W_V, W_QK, mom):
     return np.concatenate([dWV.ravel(), dWQK.ravel()])
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def independent_kappa(setting: str) -> tuple[float, str]:
     """kappa of eq. 15 by a route that never builds the layer's features.
 
@@ -169,7 +168,7 @@ def independent_kappa(setting: str) -> tuple[float, str]:
     Taking kappa = c_1 / M_11 from the moments under test instead would make the main
     gradient entry vanish by construction, whatever a 1/n slip or a shifted window did.
     """
-    fam = LDSFamily(setting)
+    fam = family(setting)
     if fam.spec.exact_rational:
         sw2, sv2, s02 = family_variances(fam)                        # 0.1 -> 1/100
         return float(kappa_exact_a(fam.T, fam.d, sw2, sv2, s02)), "exact-rational"
@@ -187,17 +186,17 @@ def _broken_moments(kind: str):
     by n/(n+1)).
     """
     if kind == "T+1-moments":
-        return population_moments(LDSFamily(REFERENCE, T=31), 1)
-    mom = population_moments(LDSFamily(REFERENCE), 1)
-    n = LDSFamily(REFERENCE).T - 2
+        return population_moments(family(REFERENCE, T=family(REFERENCE).T + 1), 1)
+    mom = population_moments(family(REFERENCE), 1)
+    n = family(REFERENCE).T - 2
     f = n / (n + 1)
     return dataclasses.replace(mom, M=mom.M * f * f, c=mom.c * f)
 
 
 def _stationarity_record(claim, setting, mom, kappa, kappa_method, expect, broken=None):
     worst = 0.0
-    for family in ("value", "key"):
-        W_V, W_QK = ar1_optimal_weights(kappa, family)
+    for optimal in ("value", "key"):
+        W_V, W_QK = ar1_optimal_weights(kappa, optimal)
         worst = max(worst, float(np.abs(_theta_gradient(W_V, W_QK, mom)).max() / np.abs(mom.c).max()))
     claim.record(
         claim=CLAIM, check="stationary", setting=setting,
@@ -216,7 +215,7 @@ def _stationarity_record(claim, setting, mom, kappa, kappa_method, expect, broke
 def test_theta_star_is_stationary_numerically(claim, setting):
     """Exact population moments: the gradient at theta* vanishes (asym: premise fails)."""
     kappa, how = independent_kappa(setting)
-    _stationarity_record(claim, setting, population_moments(LDSFamily(setting), 1), kappa, how,
+    _stationarity_record(claim, setting, population_moments(family(setting), 1), kappa, how,
                          "fails" if setting in CONTROLS else "holds")
 
 
@@ -250,7 +249,7 @@ def _multistart(mom, n_starts, rng):
 @pytest.mark.parametrize("setting", QUADRATURE)
 def test_theta_star_is_global_minimum(claim, profile, setting):
     """No beta beats theta* (even/odd split); a multi-start optimiser over theta agrees."""
-    mom = population_moments(LDSFamily(setting), 1)
+    mom = population_moments(family(setting), 1)
     kappa, how = independent_kappa(setting)
     W_V, W_QK = ar1_optimal_weights(kappa)
     L_star = float(population_loss(beta_from_weights(W_V, W_QK), mom.M, mom.c, mom.v))
@@ -279,7 +278,7 @@ def test_theta_star_is_global_minimum(claim, profile, setting):
 # --------------------------------------------------------------------------- 4. trained models
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def _trained_summary(setting, profile):
     """Coefficients of the profile's n_seeds runs; the seed mean is the paper's statistic."""
     ref = kappa_for(setting)

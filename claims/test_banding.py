@@ -39,6 +39,7 @@ from hypothesis import given, strategies as st
 from scipy import stats as scistats
 
 from claims import _ars
+from claims.harness.params import family
 from claims.harness.coverage import ALL, CONTROLS, MONTE_CARLO, QUADRATURE, SYMMETRIC_QUADRATURE, span
 from claims.harness.seeds import claim_settings, rng_for, seed_for
 from claims.harness.runs import WINDOWS
@@ -66,7 +67,7 @@ FAMILYWISE = 1e-3
 @pytest.mark.parametrize("setting", QUADRATURE)
 def test_exact_moments_have_parity_zeros(claim, setting, s):
     """max |M_oe| / max |M| and max |c_o| / max |c| (exact quadrature moments): zero to rounding."""
-    mom = population_moments(LDSFamily(setting), s)
+    mom = population_moments(family(setting), s)
     even = feature_is_even(s)
     odd = ~even
     rel_M = float(np.abs(mom.M[np.ix_(odd, even)]).max() / np.abs(mom.M).max())
@@ -101,7 +102,7 @@ def test_monte_carlo_moments_have_parity_zeros(claim, profile, setting):
     bound at a family-wise error of 1e-3.  Control: the asymmetric family, same route."""
     zs, per = [], {}
     for s in WINDOWS:
-        mom = population_moments(LDSFamily(setting), s, method="mc-systems", m=profile.mc_systems,
+        mom = population_moments(family(setting), s, method="mc-systems", m=profile.mc_systems,
                                  rng=rng_for(CLAIM, "parity-mc", setting, s))
         ev, od = _reduced_odd_entries(s)
         z = np.concatenate([(mom.M[np.ix_(od, ev)] / mom.M_se[np.ix_(od, ev)]).ravel(),

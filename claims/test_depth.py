@@ -73,7 +73,6 @@ The trained stacks (what training finds, a different question) are claims/test_d
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import pytest
@@ -81,6 +80,7 @@ from hypothesis import example, given, strategies as st
 
 from claims._depth import (BOOT, C_DEPTH, ETA, FIXED_DEPTH, PLATEAU_T, RADIUS, RATE_T, S, baseline, boot_medians,
                            depth_for, diverging, family, fit_intercept, one_system, plateau, rate_data, scaled_slope)
+from claims.harness.params import point_cached
 from claims.harness.basins import clopper_pearson
 from claims.harness.coverage import REFERENCE
 from claims.harness.seeds import claim_settings, seed_for
@@ -312,7 +312,7 @@ def test_one_layer_keeps_a_plateau(claim, profile):
 
 # ------------------------------------------------------------------ 4. IID versus non-IID
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def _iid(profile) -> dict:
     """Per T (n = T - 3): the optimiser's 2 L*, the closed form's, and the excess of the
     weights optimal at the shortest T held fixed."""

@@ -17,13 +17,13 @@ eta are claims/_depth.py's.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import pytest
 
 from claims import _lds
 from claims._depth import ETA, RADIUS, S, depth_for
+from claims.harness.params import point_cached
 from claims.harness.coverage import REFERENCE
 from claims.harness.runs import DEPTH_T, DEPTHS, STACK_S, STACK_SEEDS, depth_run, trained
 from claims.harness.stats import seed_fields
@@ -89,7 +89,7 @@ def test_training_loss_tails(claim, profile, layers):
                           "late_fraction": LATE, "batch": profile.stack_batch})
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def _grid(profile) -> dict:
     """Per T, on held-out sequences of the trained stacks' law (setting a, radius 0.9,
     x_0 ~ N(0, I), claims/harness/runs.py): the squared errors of every trained stack, of the

@@ -21,7 +21,6 @@ Checks (each with a negative control shown to fail):
 """
 from __future__ import annotations
 
-import functools
 from fractions import Fraction
 
 import numpy as np
@@ -32,6 +31,7 @@ from claims._ar1 import (
     kappa_for,
 )
 from claims._lds import layer_prediction
+from claims.harness.params import family, point_cached
 from claims.harness.coverage import SYMMETRIC, span
 from claims.harness.known import known_params
 from claims.harness.seeds import claim_settings, rng_for
@@ -120,11 +120,11 @@ def _scan_eta(pred, y, kappa):
     return float(grid[k]), float(step)
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def _heldout_comparison(setting: str, profile) -> dict:
     """Per seed: RMS gaps to GD(eta = kappa) and GD(eta = 1.1 kappa), and the best eta."""
     kappa = kappa_for(setting)["kappa"]
-    fam = LDSFamily(setting)
+    fam = family(setting)
     out = {"gap": [], "gap_control": [], "eta_best": [], "gap_stderr": [], "gap_control_stderr": [],
            "eta_best_stderr": []}
     for i in range(profile.n_seeds):

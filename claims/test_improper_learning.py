@@ -65,11 +65,11 @@ paper studies (s <= 4) is a bias-variance choice, not only an approximation one.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import pytest
 
+from claims.harness.params import family, point_cached
 from claims.harness.basins import clopper_pearson
 from claims.harness.coverage import REFERENCE, SYMMETRIC, span
 from claims.harness.known import known_params
@@ -78,7 +78,7 @@ from claims.specs.improper_learning import SPEC
 from theory.ar import ols_ar, predict_ar
 from theory.stationary import paired_rate, stationary_ar_excess, window_rate
 from theory.kalman import ar_population_predictor, kalman_predict, steady_state
-from theory.systems import LDSFamily, Systems
+from theory.systems import Systems
 
 CLAIM = SPEC.name
 REF = "paper, Sec. 3: AR(s) approximation of the Kalman filter (after Tsiamis-Pappas, Kozdoba et al.)"
@@ -133,14 +133,14 @@ def _reasons(row: dict) -> list[str]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def _stratum(d: int, n: int) -> tuple[list[dict], tuple[np.ndarray, ...]]:
     """The rows of the d stratum (n / 4 systems per setting, seeded by d and setting) and,
     per setting, the excess (n / 4, S_MAX) and rho(L) (n / 4) (cached: the d = 2 stratum serves
     two tests)."""
     rows, curves = [], []
     for st in SETTINGS:
-        systems = LDSFamily(st, d=d, T=T_LONG).sample_systems(rng_for(CLAIM, "systems", d, st), n // 4)
+        systems = family(st, d=d, T=T_LONG).sample_systems(rng_for(CLAIM, "systems", d, st), n // 4)
         ex = stationary_ar_excess(systems, T_LONG, S_MAX)
         ss = steady_state(systems)
         rho_A = np.abs(np.linalg.eigvals(systems.A)).max(axis=1)
@@ -268,7 +268,7 @@ def test_d1_rate_is_structural(claim, profile):
 def test_pm_lambda_systems(claim, profile):
     """The +-lambda systems whose excess falls in steps of two windows (setting a's noise,
     d = 2): the paired fit gets their rate; control: the one-window fit does not."""
-    fam = LDSFamily(REFERENCE, d=2, T=T_LONG)
+    fam = family(REFERENCE, d=2, T=T_LONG)
     lam = np.array(PM_LAMBDA)
     A = np.zeros((len(lam), 2, 2))
     A[:, [0, 1], [0, 1]] = lam
@@ -305,7 +305,7 @@ def test_estimation_tradeoff(claim, profile):
     in-context least squares AR(s) and of the best AR(s) predictor of each known system,
     s = 1..8.  Least squares' error is Rao-Blackwellised through the filter's prediction
     (E (y_T - f)^2 = E (f - m)^2 + E v); the best AR(s)'s is exact per system."""
-    fam = LDSFamily(REFERENCE, T=TRADEOFF_T)
+    fam = family(REFERENCE, T=TRADEOFF_T)
     systems, y = fam.sample(rng_for(CLAIM, "tradeoff"), profile.heldout_sequences)
     kf = kalman_predict(systems, y)
     filt = float(kf.variance.mean())

@@ -60,12 +60,12 @@ is the MMSE theorem, not a claim: it is a unit test of the filter (tests/test_ka
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 import pytest
 
 from claims import _lds
+from claims.harness.params import point_cached
 from claims.harness.coverage import REFERENCE
 from claims.harness.known import known_params
 from claims.harness.runs import (SHIFT_DEPTHS, SHIFT_NULL_SEEDS, SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, config_for,
@@ -118,13 +118,13 @@ def test_training_run(profile, layers, radius, seed_index):
     assert np.isfinite(run.eval_loss) and np.median(h[-len(h) // 10:]) <= 1.05 * np.median(h[:10])
 
 
-@functools.lru_cache(maxsize=None)
+@point_cached
 def _table(profile) -> dict:
     """{test radius: {"runs": {(L, train radius): [summary per seed]}, "baselines": {...},
     "median_kf": ...}} on the held-out sequences of each test radius."""
     out = {}
     for r in _lds.TEST_RADII:
-        systems, y = _lds.heldout_systems(REFERENCE, profile.heldout_sequences, 30, r)
+        systems, y = _lds.heldout_systems(REFERENCE, profile.heldout_sequences, None, r)
         target = y[:, -1]
         kf = (kalman_predict(systems, y).prediction - target) ** 2
         preds = {(L, rt, i): _lds.predict(trained(shift_run(L, TRAIN_RADIUS if rt == NULL else rt,

@@ -24,7 +24,9 @@ Concurrency: :func:`train_cached` takes a ``filelock.FileLock`` per key around
 "load, else train and store", so concurrent pytest-xdist workers (or any processes)
 asking for the same configuration train it exactly once: the others wait on the lock
 and then load.  Writes are atomic (temporary file in the same directory, fsync, then
-``os.replace``), so a reader never sees half a file.
+``os.replace``), so a reader never sees half a file.  Weights trained elsewhere (a
+cluster's workers, claims/cluster/training.py) are stored by :func:`store_result` under
+the same lock, after the caller has checked that they carry this code's fingerprint.
 
 Distrust: an entry that cannot be read, is malformed, or holds a different
 configuration or fingerprint than the one requested (a key collision or a
@@ -65,7 +67,7 @@ from .trainer import train
 source_digest()
 
 __all__ = ["default_cache_dir", "resolve_cache_dir", "cache_key", "cache_path", "load_cached", "store", "train_cached",
-           "list_entries", "clear",
+           "store_result", "list_entries", "clear",
            "ENV_VAR", "CACHE_FORMAT"]
 
 ENV_VAR = "LDSICL_CACHE_DIR"
@@ -250,6 +252,36 @@ def train_cached(config: TrainConfig, *, cache_dir=None, device="auto", progress
     finally:
         lock.release()
     return result
+
+
+def store_result(result: TrainResult, fingerprint: Fingerprint, cache_dir=None) -> Path | None:
+    """Store weights trained elsewhere (a cluster's worker, claims/cluster/training.py) under
+    ``fingerprint``, which the caller has checked is this code's: under the per-key lock, an
+    entry already there and valid is kept (another process stored the same run), else the
+    entry is written atomically.  Returns its path, or None when this process's training code
+    changed on disk since it was imported (nothing is stored under a key it no longer
+    describes).  OSError when the directory cannot be written."""
+    check_type("result", result, TrainResult, "a TrainResult")
+    fp = check_type("fingerprint", fingerprint, Fingerprint, "a Fingerprint")
+    path = cache_path(result.config, cache_dir, fingerprint=fp)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path.with_suffix(".lock")))
+    try:
+        lock.acquire(timeout=LOCK_NOTICE_SECONDS)
+    except Timeout:
+        _log.warning("waiting for another process that is storing %s (lock %s)", result.config,
+                     path.with_suffix(".lock"))
+        lock.acquire()
+    try:
+        if _read(path, result.config, fp, None, warn=False)[0] is not None:
+            return path
+        if fp.sources == source_digest() and fresh_source_digest() != source_digest():
+            _log.warning("the training code changed on disk while this process ran; the weights of %s "
+                         "are not stored", result.config)
+            return None
+        return store(result, cache_dir, fingerprint=fp)
+    finally:
+        lock.release()
 
 
 # ----------------------------------------------------------------------------- list / clear

@@ -98,7 +98,8 @@ def test_serial_xdist_and_ci_runs_write_identical_records(tiny, tmp_path):
     serial_ci = _run(tiny, "serial-ci", ci="1")
     xdist = _run(tiny, "xdist", "-n", "2", ci=None)
     data = json.loads(serial.read_text())
-    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False}
+    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False,
+                           "params": {"T": 30, "d": 5, "sigma_w": 0.1, "sigma_v": 0.1, "sigma_0": 1.0}}
     assert len(data["records"]) == 6 and len(data["summary"]["inconclusive"]) == 0
     draws = next(r for r in data["records"] if r["label"] == "max |x| over draws")
     assert len(draws["details"]["drawn"]) >= 10            # hypothesis really drew examples

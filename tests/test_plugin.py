@@ -19,6 +19,8 @@ from claims.harness.seeds import seed_for
 pytest_plugins = ["pytester"]
 
 REPO = Path(__file__).resolve().parents[1]
+#: the default point as a run records it (claims/harness/params.py)
+DEFAULT_PARAMS = {"T": 30, "d": 5, "sigma_w": 0.1, "sigma_v": 0.1, "sigma_0": 1.0}
 RECORD_KEYS = {"check_id", "claim", "check", "coords", "label", "paper_ref", "kind", "measured",
                "interval", "interval_kind", "n_seeds", "values", "runs", "basins", "per_run", "clipped",
                "tolerance", "comparator",
@@ -246,7 +248,7 @@ def _check_report(result, pytester, profile="quick"):
         "test_control_inconclusive", "test_inconclusive", "test_xfail_inconclusive"]
     assert all(r["decide"] for r in summ["inconclusive"])
     assert summ["claims"]["epsilon"]["reported"] == 1 and summ["total"]["inconclusive"] == 2
-    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False}
+    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False, "params": DEFAULT_PARAMS}
     return data
 
 
@@ -309,7 +311,7 @@ def _opts(pytester, *args):
 def test_claims_random_option(opts_project):
     data, _ = _opts(opts_project, "-n", "2")
     assert {r["details"]["derandomize"] for r in data["records"]} == {True}
-    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False}
+    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": False, "params": DEFAULT_PARAMS}
     data, out = _opts(opts_project, "-n", "2", "--claims-random")
     assert {r["details"]["derandomize"] for r in data["records"]} == {False}
     assert data["run"]["hypothesis_draws"] == "random" and "hypothesis_draws = random" in out
@@ -324,7 +326,7 @@ def test_retrain_option_hands_the_start_time_to_every_worker(opts_project):
     stamps = {r["measured"] for r in data["records"]}
     assert len(stamps) == 1 and t0 <= stamps.pop() <= t1          # one session time, all workers
     assert {r["details"]["derandomize"] for r in data["records"]} == {True}
-    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": True}
+    assert data["run"] == {"hypothesis_draws": "derandomized", "retrain": True, "params": DEFAULT_PARAMS}
     data, _ = _opts(opts_project)                                  # without it: no time at all
     assert {r["measured"] for r in data["records"]} == {-1.0}
 

@@ -255,7 +255,7 @@ def test_runs_command_lists_the_store(tmp_path):
     ids = [r.run for r in claim_runs("pcg-alignment", QUICK)]
     assert rc == 0 and out.splitlines() == [f"pcg-alignment  {r}  (not cached)" for r in ids]
     assert err.strip() == (f"{len(set(ids))} distinct runs in the quick profile (0 cached); train one with "
-                           "`ldsicl train --claim <run> --profile quick`")
+                           "`ldsicl train --claim <run> --profile quick`, all with `ldsicl train --profile quick`")
     rc, out, _ = _cli(["runs", "--claim", "depth", "--cache-dir", str(tmp_path)])
     assert rc == 0 and out.strip() == "depth: no trained run in the quick profile"
 
@@ -299,7 +299,7 @@ def test_cache_export_of_a_run_id_reads_its_entry(tmp_path, monkeypatch):
     (["train", "--claim", "nope"], "argument --claim: claim must be a run id"),
     (["train", "--claim", "depth/L=2/T=10/batch=1500/seed=0"], "argument --claim: claim 'depth/L=2/T=10/batch=1500"),
     (["train", "--betas", "2,3"], "argument --betas: betas[0] must be < 1.0"),
-    (["train", "--profile", "paper"], "argument --profile: "),
+    (["train", "--profile", "paper", "--steps", "20"], "argument --steps: with --profile alone"),
     (["cache", "export", "ar1/e/seed=0", "--out", "{tmp}/x.npz"], "argument KEY: key 'ar1/e/seed=0'"),
     (["cache", "export", "ABCDEF12", "--out", "{tmp}/x.npz"], "argument KEY: key 'ABCDEF12' matches 0"),
 ])

@@ -26,19 +26,21 @@ __all__ = ["run_runs", "run_cache"]
 
 
 def run_runs(args, parser) -> int:
-    """``ldsicl runs``: the run ids each claim trains in a profile (its spec's runs,
-    claims.specs.claim_runs; every claim unless ``--claim``, one that trains nothing saying
-    so), and whether this code's weights for each are in the cache."""
+    """``ldsicl runs``: the run ids each claim trains in a profile at ``--claims-params`` (its
+    spec's runs, claims.cluster.training.claim_run_table; every claim unless ``--claim``, one
+    that trains nothing saying so), and whether this code's weights for each are in the cache."""
+    from claims.cli.commands import claims_point
+    from claims.cluster.training import claim_run_table
+    from claims.harness.params import DEFAULT, activate
     from claims.harness.runs import config_for                 # its TrainConfig imports torch (module doc)
-    from claims.specs import CLAIMS, claim_runs
     from models.cache import cache_path
 
     try:
+        point = claims_point(args.claims_params) or DEFAULT
         with naming("profile"):
             profile = get_profile(args.profile)
-        claims = [args.claim] if args.claim else [spec.name for spec in CLAIMS]
-        with naming("claim"):
-            table = {c: [r.run for r in claim_runs(c, profile)] for c in claims}
+        with naming("claim"), activate(point):
+            table = claim_run_table(profile, [args.claim] if args.claim else None)
         status = {}
         for rid in dict.fromkeys(r for ids in table.values() for r in ids):
             config = config_for(rid, profile)
@@ -47,9 +49,10 @@ def run_runs(args, parser) -> int:
             status[rid] = "cached" if path.is_file() else "not cached"
     except ValueError as exc:
         usage_error(parser, exc)
+    at = f" at {point.tag()}" if point.tag() else ""
     if args.json:
-        print(dumps({"profile": profile.name,
-                          "claims": {c: [{"run": r, "cache": status[r]} for r in ids] for c, ids in table.items()}}))
+        print(dumps({"profile": profile.name, "point": point.tag(),
+                     "claims": {c: [{"run": r, "cache": status[r]} for r in ids] for c, ids in table.items()}}))
         return 0
     for c, ids in table.items():
         if not ids:
@@ -57,9 +60,11 @@ def run_runs(args, parser) -> int:
         for r in ids:
             print(f"{c}  {r}  ({status[r]})")
     n = len(status)
-    print(f"{n} distinct run{'' if n == 1 else 's'} in the {profile.name} profile "
+    params = f" --claims-params {point.tag()}" if point.tag() else ""
+    print(f"{n} distinct run{'' if n == 1 else 's'} in the {profile.name} profile{at} "
           f"({sum(v == 'cached' for v in status.values())} cached); train one with "
-          f"`ldsicl train --claim <run> --profile {profile.name}`", file=sys.stderr)
+          f"`ldsicl train --claim <run> --profile {profile.name}`, all with "
+          f"`ldsicl train --profile {profile.name}{params}`", file=sys.stderr)
     return 0
 
 

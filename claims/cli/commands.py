@@ -232,34 +232,135 @@ TRAIN_FIELDS = ("setting", "s", "T", "d", "layers", "radius", "steps", "batch", 
                 "warmup_steps", "weight_decay", "betas", "grad_clip", "init_scale", "dtype", "forward")
 
 
+def claims_point(text):
+    """The point ``--claims-params TEXT`` names (claims/harness/params.py), or None when not
+    given; a ParameterError whose message names ``--claims-params`` otherwise."""
+    from claims.harness.params import Point
+
+    if text is None:
+        return None
+    try:
+        return Point.parse(text)
+    except ValueError as exc:
+        raise ParameterError(None, str(exc)) from None
+
+
+def _claim_at(claim: str, point) -> str:
+    """The run id ``--claim`` names at ``--claims-params``: an id without a point prefix moved
+    to the point (the prefix of the parameters its kind follows), an id with one kept when it
+    agrees; a malformed id is left for ``config_for`` to report."""
+    from claims.harness.params import split_prefix
+    from claims.harness.runs import parse_run
+
+    if point is None:
+        return claim
+    try:
+        moved = point.prefix(type(parse_run(claim)).FOLLOWS) + split_prefix(claim)[1]
+    except ValueError:
+        return claim
+    if claim.startswith("@") and claim != moved:
+        raise ParameterError("claim", f"claim {claim!r} is not at --claims-params {point.tag() or 'the default'} "
+                             f"(that run there is {moved!r})")
+    return moved
+
+
 def _train_config(args):
-    """The configuration ``ldsicl train`` trains, and the run id it comes from (or None).
+    """The configuration ``ldsicl train`` trains: (the run id it comes from or None, that
+    run's configuration or None, the configuration).
 
     Without ``--claim``: TrainConfig's defaults, changed by every option given.  With
     ``--claim RUN``: the claims' own configuration of that run (claims/harness/runs.py
-    ``config_for``, the function the claims call), changed by every option given -- e.g.
-    ``--steps 20`` for a shortened copy, which is then no longer that run (the record's
-    ``run`` is None and ``changed_from`` names the run and the fields changed).
-    ParameterError naming the option otherwise.
+    ``config_for``, the function the claims call) at ``--claims-params``, changed by every
+    option given -- e.g. ``--steps 20`` for a shortened copy, which is then no longer that
+    run (the record's ``run`` is None and ``changed_from`` names the run and the fields
+    changed).  ParameterError naming the option otherwise.
     """
     from claims.harness.runs import config_for                 # its TrainConfig imports torch (module doc)
     from models.config import TrainConfig
 
     given = {name: getattr(args, name) for name in TRAIN_FIELDS if getattr(args, name) is not None}
     given.update(_sigmas(args))
-    if args.claim is None:
-        if args.profile is not None:
-            raise ParameterError("profile", "profile: --profile names the profile of a --claim run; give --claim too")
-        base = None
+    if args.scheduler is not None or args.workers is not None:
+        raise ParameterError(None, "--scheduler and --workers train every run of a profile: give --profile "
+                                   "without --claim")
+    point = claims_point(args.claims_params)
+    if args.claim is None:                            # (--profile without --claim: _train_profile)
+        if point is not None:
+            raise ParameterError(None, "--claims-params moves the runs of the claims: give --claim RUN or --profile "
+                                       "(--T, --d and --sigma-* set the family of one run of TrainConfig's defaults)")
+        claim, base = None, None
     else:
+        claim = _claim_at(args.claim, point)
         with naming("claim"):
-            base = config_for(args.claim, get_profile(args.profile or "quick"), name="claim")
+            base = config_for(claim, get_profile(args.profile or "quick"), name="claim")
     with naming(*given):
-        return base, TrainConfig(**given) if base is None else base.replace(**given)
+        return claim, base, TrainConfig(**given) if base is None else base.replace(**given)
+
+
+def _train_profile(args, parser) -> int:
+    """``ldsicl train --profile P`` without ``--claim``: every run the claims train in P at
+    ``--claims-params`` (claims.cluster.training.profile_runs, as ``ldsicl runs`` lists them)
+    that this code has not cached, trained on ``--scheduler``'s executor (claims/cluster/);
+    the summary on stdout (``--json``: as JSON; ``--out``: also to a file).  Exit status 1
+    when a run failed or was refused."""
+    from claims.cluster.executor import open_executor
+    from claims.cluster.training import profile_runs, train_runs
+    from claims.harness.params import DEFAULT, activate
+    from claims.harness.runs import config_for                 # torch (module doc)
+    from models.cache import resolve_cache_dir
+    from models.files import atomic_write_text
+    from models.trainer import check_resources
+
+    max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
+    try:
+        given = [n for n in TRAIN_FIELDS if getattr(args, n) is not None] + list(_sigmas(args))
+        if given:
+            raise ParameterError(given[0], "with --profile alone every run is trained as the claims "
+                                 "configure it; give --claim RUN to change one run")
+        if args.no_cache:
+            raise ParameterError("profile", "profile: --profile names a profile whose runs are trained into the "
+                                 "weight cache, which --no-cache turns off; give --claim RUN --no-cache for one run")
+        if args.device.strip().lower() not in ("auto", "cpu"):
+            raise ParameterError("device", f"device: the runs of a profile train on the CPUs of the workers; "
+                                 f"got {args.device!r}")
+        profile = get_profile(args.profile)
+        point = claims_point(args.claims_params) or DEFAULT
+        with activate(point):
+            ids = profile_runs(profile)
+        for rid in ids:
+            with naming("batch", "max_memory", "sigma_w", "sigma_v", "sigma_0"):
+                check_resources(config_for(rid, profile), max_memory)
+        with naming("cache_dir"):
+            cache_dir = resolve_cache_dir(args.cache_dir)
+        out = check_out(args.out) if args.out else None
+        try:
+            executor = open_executor(args.scheduler, args.workers)
+        except ValueError as exc:
+            raise ParameterError(None, str(exc)) from None
+    except ValueError as exc:
+        usage_error(parser, exc)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    try:
+        with activate(point):
+            summary = train_runs(ids, profile, executor, cache_dir=cache_dir, progress=progress)
+    except ValueError as exc:                    # an unreachable scheduler, found when the executor opens
+        usage_error(parser, ParameterError(None, str(exc)))
+    text = dumps(summary.to_dict())
+    print(text if args.json else summary.text())
+    if out is not None:
+        try:
+            atomic_write_text(out, text + "\n")
+        except OSError as exc:
+            print(f"ldsicl train: error: cannot write {str(out)!r} ({exc})", file=sys.stderr)
+            return 1
+    return 0 if summary.ok else 1
 
 
 def run_train(args, parser) -> int:
-    """``ldsicl train``: one run (a claim's run with ``--claim``), cached unless ``--no-cache``."""
+    """``ldsicl train``: one run (a claim's run with ``--claim``), cached unless ``--no-cache``;
+    with ``--profile`` and no ``--claim``, every run of the profile (:func:`_train_profile`)."""
+    if args.claim is None and args.profile is not None:
+        return _train_profile(args, parser)
     from models.cache import cache_path, load_cached, train_cached   # torch (module doc)
     from models.files import atomic_write_text
     from models.runtime import resolve_device
@@ -267,7 +368,7 @@ def run_train(args, parser) -> int:
 
     max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
     try:
-        base, config = _train_config(args)
+        claim, base, config = _train_config(args)
         with naming("batch", "max_memory", "sigma_w", "sigma_v", "sigma_0"):
             check_resources(config, max_memory)
         with naming("device"):
@@ -293,9 +394,9 @@ def run_train(args, parser) -> int:
         print(f"ldsicl train: error: {exc}", file=sys.stderr)
         return 1
     record = result.to_dict()
-    record["run"] = args.claim if config == base else None
+    record["run"] = claim if config == base else None
     if base is not None and config != base:
-        record["changed_from"] = {"run": args.claim, "fields": sorted(
+        record["changed_from"] = {"run": claim, "fields": sorted(
             f for f, v in config.to_dict().items() if base.to_dict()[f] != v)}
     c = result.config
     if c.s == 1 and c.layers == 1:
@@ -312,8 +413,8 @@ def run_train(args, parser) -> int:
     if args.json:
         print(text)
         return 0
-    print((f"run {args.claim} ({args.profile or 'quick'} profile): " if record["run"] else "")
-          + (f"a copy of run {args.claim} with {', '.join(record['changed_from']['fields'])} changed: "
+    print((f"run {claim} ({args.profile or 'quick'} profile): " if record["run"] else "")
+          + (f"a copy of run {claim} with {', '.join(record['changed_from']['fields'])} changed: "
              if "changed_from" in record else "")
           + f"setting {c.setting}, s={c.s}, layers={c.layers}, T={c.T}, d={c.d}, radius={c.radius:g}, "
           f"steps={c.steps}, batch={c.batch}, seed={c.seed}, lr={c.lr}, betas={c.betas}, device={result.device}")

@@ -3,9 +3,11 @@
 The top floor of the project: it calls theory/, models/ and the claims' run store, and no
 module below imports it (tests/test_layers.py).  Subcommands (what each does:
 claims/cli/commands.py, claims/cli/cache_commands.py): ``kappa`` (Theorem 4.1's kappa), ``train`` (one run of the paper's
-protocol, or with ``--claim`` exactly a run a claim trains), ``runs`` (the run ids each
+protocol, with ``--claim`` exactly a run a claim trains, with ``--profile`` alone every run of a
+profile, on a process pool or a dask cluster), ``runs`` (the run ids each
 claim trains), ``optimum`` (the population optimum of a window s), ``report`` (the
-reproducibility report of a claims run), ``cache list|clear|export`` (the weight cache).
+reproducibility report of a claims run), ``sweep`` (the claims at every cell of a grid of points,
+claims/cli/sweep_command.py), ``cache list|clear|export`` (the weight cache).
 ``ldsicl --help`` defines the settings; every subcommand's help ends with examples; every
 option shows its default once.
 
@@ -30,7 +32,7 @@ import sys
 from fractions import Fraction
 from importlib import metadata
 
-from claims.cli import cache_commands, commands
+from claims.cli import cache_commands, commands, sweep_command
 from claims.cli.shared import REPO
 from claims.harness.coverage import REFERENCE
 from claims.harness.profiles import PROFILES
@@ -203,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
             "ldsicl cache list") + "\n\nexit status: 0 done, 1 a run failed, 2 a bad argument")
     parser.add_argument("--version", action="version", version=f"ldsicl {_version()}",
                         help="print the installed version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,runs,optimum,report,cache}",
+    sub = parser.add_subparsers(dest="command", metavar="{kappa,train,runs,optimum,report,sweep,cache}",
                                 parser_class=_ArgumentParser)
     sub.required = True
 
@@ -235,17 +237,30 @@ def build_parser() -> argparse.ArgumentParser:
                     "claims train for RUN (claims/harness/runs.py; `ldsicl runs` lists them), changed by the "
                     "options given (e.g. --steps 20 for a shortened copy, which the record then calls a "
                     "copy).  The run is cached under the configuration and the code's fingerprint, so a "
-                    "claims run reuses it.",
+                    "claims run reuses it.  With --profile and no --claim: every run the claims train in "
+                    "that profile (at --claims-params) and the cache lacks, on a local process pool or a dask "
+                    "cluster (--scheduler; claims/cluster/); exit status 1 if a run failed or was refused.",
         epilog=_examples("ldsicl train --setting a --s 1                 # 8000 x 3000, cached",
                          "ldsicl train --claim ars/b/s=4/seed=2          # exactly the run banding uses",
                          "ldsicl train --claim depth/L=4/T=80/batch=1500/seed=0 --profile paper",
                          "ldsicl train --claim ar1/a/seed=0 --steps 20 --batch 64 --no-cache --json",
+                         "ldsicl train --profile paper --scheduler local  # every run of the profile",
+                         "ldsicl train --profile quick --claims-params T=60,d=3 --scheduler tcp://10.0.0.5:8786",
                          "ldsicl train --setting d --steps 200 --batch 256 --no-cache --json",
                          "ldsicl train --s 4 --lr 0.03 --betas 0.9,0.99 --out run.json"))
     pt.add_argument("--claim", default=None, metavar="RUN",
                     help="train the configuration of this claim run id (`ldsicl runs` lists them)")
     pt.add_argument("--profile", choices=tuple(PROFILES), default=None,
-                    help="the profile whose run --claim names (the stacks' batch differs; default: quick)")
+                    help="with --claim: the profile of its run (the stacks' batch differs; default: quick); "
+                         "alone: train every run of this profile not yet cached, on --scheduler's workers")
+    pt.add_argument("--claims-params", default=None, metavar="T=60,d=3",
+                    help="the point of the family's parameters (T, d, sigma_w, sigma_v, sigma_0) that --claim's "
+                         "run or --profile's runs are at (claims/harness/params.py; default: the paper's)")
+    pt.add_argument("--scheduler", default=None, metavar="ADDRESS|local",
+                    help="with --profile alone: local (a dask cluster on this machine) or a dask scheduler's "
+                         "address, both needing pip install -e \".[cluster]\" (default: a local process pool)")
+    pt.add_argument("--workers", type=_int("workers", 1), default=None, metavar="N",
+                    help="with --profile alone: processes of the local pool or cluster (default: one per CPU)")
     _add_family_args(pt, defaults=False)
     _train_arg(pt, "--s", type=_int("s", 1), field="s", help="AR window s")
     _train_arg(pt, "--layers", type=_int("layers", 1), field="layers", help="attention layers in the stack")
@@ -287,11 +302,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "in the cache.",
         epilog=_examples("ldsicl runs                                    # every claim, quick profile",
                          "ldsicl runs --claim banding --profile paper",
-                         "ldsicl runs --json"))
+                         "ldsicl runs --claims-params T=60,d=3 --json"))
     pn.add_argument("--claim", default=None,
                     help="only this claim (ar1-optimum, banding, pcg-alignment, depth, ...; default: every "
                          "claim, one that trains nothing saying so)")
     pn.add_argument("--profile", choices=tuple(PROFILES), default="quick", help="the profile")
+    pn.add_argument("--claims-params", default=None, metavar="T=60,d=3",
+                    help="the point of the family's parameters (claims/harness/params.py; default: the paper's)")
     _cache_dir_arg(pn)
     pn.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -328,6 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     prep.add_argument("--run", action="store_true",
                       help="run `pytest claims -n auto` first (needs the checkout), then render")
     prep.add_argument("--profile", choices=("quick", "paper"), default="quick", help="the profile of --run")
+
+    sweep_command.add_parser(sub, _Formatter)
 
     pc = sub.add_parser("cache", help="list, remove or export cached trained weights",
                         description="The weight cache: entries keyed by the configuration and a "
@@ -369,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_RUN = {"kappa": commands.run_kappa, "train": commands.run_train, "optimum": commands.run_optimum,
+_RUN = {"sweep": sweep_command.run_sweep, "kappa": commands.run_kappa, "train": commands.run_train, "optimum": commands.run_optimum,
         "report": commands.run_report, "runs": cache_commands.run_runs}
 
 

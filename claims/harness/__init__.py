@@ -12,6 +12,10 @@
 - :mod:`claims.harness.reportfile` a report file as a typed ``Report``: ``load_report``, the schema.
 - :mod:`claims.harness.identity`   a check's ``check_id`` and coordinates (``Coords``), the runs
   behind it (``RunRef``, ``RunEntry``).
+- :mod:`claims.harness.params`     the point of the family's parameters the claims run at
+  (``--claims-params``): ``Point``, the session's point, ``family``.
+- :mod:`claims.harness.runform`    the grammar of run ids: one ``FORM`` per kind gives the id and
+  its parser; the point's prefix; the seed suffix.
 - :mod:`claims.harness.runs`       the run store: one type per kind of trained run -- its id, its
   parser, its configuration for a profile -- and its weights (``trained``).
 - :mod:`claims.harness.stats`      95 % intervals (Student-t over seeds, Monte Carlo +- 1.96 SE,
@@ -25,7 +29,7 @@
 - :mod:`claims.harness.memo`       deterministic results shared on disk between processes.
 - :mod:`claims.harness.seeds`      ``seed_for`` / ``rng_for`` and ``claim_settings`` for hypothesis.
 - :mod:`claims.harness.profiles`   the ``quick`` (CI) and ``paper`` compute profiles.
-- :mod:`claims.harness.runopts`    the options of the current run (random draws, retraining).
+- :mod:`claims.harness.runopts`    the options of the current run (random draws, retraining, the point).
 - :mod:`claims.harness.plugin`     the pytest plugin: ``--profile``, ``--claims-report``,
-  ``--claims-random``, ``--retrain``, the ``claim`` and ``profile`` fixtures.
+  ``--claims-random``, ``--claims-params``, ``--retrain``, the ``claim`` and ``profile`` fixtures.
 """

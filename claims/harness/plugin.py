@@ -17,6 +17,12 @@ Options (always registered; ``pytest tests`` accepts them and ignores them)
     ``--claims-random``          fresh hypothesis draws.  Without it claims are always
                                  derandomised (seeded from the test), so two runs write the
                                  same records (claims/harness/seeds.py, ``claim_settings``).
+    ``--claims-params T=60,d=3`` every claim at this point of the family's parameters, trained
+                                 runs included (claims/harness/params.py: validated before any
+                                 work, a bad one is a usage error naming it; the session's
+                                 point, recorded as ``run.params`` in claims.json).
+    ``--claims-untrained``       skip the checks that read trained runs and train nothing
+                                 (claims/harness/runopts.py): the theory side only.
     ``--retrain``                ignore cached weights stored before this session: the
                                  controller takes the session's start time and hands it to
                                  every xdist worker (``workerinput``); claims/_ar1.py passes
@@ -73,7 +79,7 @@ import pytest
 
 from claims.harness.collect import RecordCollector, mark_strict_xpass
 from claims.harness.profiles import DEFAULT_PROFILE, PROFILES, Profile, get_profile
-from claims.harness import runopts
+from claims.harness import params, runopts
 from claims.harness.records import ClaimRecorder, duplicate_ids
 from claims.reports.report import environment, provenance, render_terminal, write_reports
 
@@ -101,6 +107,15 @@ def pytest_addoption(parser):
         help="fresh hypothesis draws in the claims (default: derandomised, seeded from "
              "each test, so two runs give the same records)")
     group.addoption(
+        "--claims-params", dest="claims_params", default="", metavar="NAME=VALUE,...",
+        help="run every claim at this point of the family's parameters, e.g. T=60,d=3,sigma_w=0.2 "
+             "(T, d, sigma_w, sigma_v, sigma_0; default: T=30,d=5,sigma_w=0.1,sigma_v=0.1,sigma_0=1; "
+             "claims/harness/params.py)")
+    group.addoption(
+        "--claims-untrained", dest="claims_untrained", action="store_true", default=False,
+        help="skip every check that reads a trained run and train nothing: the claims' theory side "
+             "(exact moments, optima, constructions, noise-free twins), e.g. for a sweep of cheap measures")
+    group.addoption(
         "--retrain", dest="claims_retrain", action="store_true", default=False,
         help="retrain the claims' models: cached weights stored before this session "
              "are ignored (each run is trained once per session)")
@@ -122,9 +137,16 @@ class ClaimsPlugin:
             retrain_before = time.time()
         else:
             retrain_before = None
+        try:
+            point = params.Point.parse(config.getoption("claims_params") or "")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
         self.run_options = runopts.RunOptions(
             random_draws=bool(config.getoption("claims_random")),
-            retrain_before=retrain_before)
+            retrain_before=retrain_before, params=point,
+            untrained=bool(config.getoption("claims_untrained")))
+        self._point = params.activate(point)
+        self._point.__enter__()       # the session's point (claims/harness/params.py); left in unconfigure
         self.profile = dataclasses.replace(self.profile, run=self.run_options)
         self.started = time.time()
         self.collector = RecordCollector()
@@ -144,6 +166,10 @@ class ClaimsPlugin:
     def pytest_report_header(self, config):
         lines = [f"claims profile: {self.profile.name} ({self.profile.description})"]
         opts = self.run_options
+        if not opts.params.is_default:
+            lines.append(f"claims params: {opts.params.tag()} ({runopts.AWAY_NOTE})")
+        if opts.untrained:
+            lines.append("claims run: trained runs skipped (--claims-untrained)")
         if opts.random_draws or opts.retrain_before is not None:
             lines.append("claims run: " + ", ".join(f"{k} = {v}"
                                                       for k, v in opts.as_dict().items()))
@@ -221,6 +247,7 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     plugin = config.stash.get(_PLUGIN_KEY, None)
     if plugin is not None:
+        plugin._point.__exit__(None, None, None)
         if config.pluginmanager.is_registered(plugin):
             config.pluginmanager.unregister(plugin)
 

@@ -20,7 +20,7 @@ from claims.harness import stats
 from claims.harness.basins import BasinSplit
 from claims.harness.identity import RunEntry, RunRef, per_run_extras
 from claims.harness.plain import to_builtin
-from claims.harness.runs import seed_index
+from claims.harness.runform import seed_index
 from claims.harness.shares import TARGET_SHARE
 
 __all__ = ["run_inputs", "finite_list", "per_run_field", "clip_intervals", "run_entries"]

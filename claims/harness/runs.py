@@ -15,7 +15,10 @@ same configuration wherever it is trained.  Each kind of id is one frozen type: 
   :class:`DepthGroup` (``T=10+80``), :class:`ShiftPair` (``r=1+0.9``), :class:`ShiftNullPair`
   (``r=0.9+0.9-rerun``).
 
-A layer's seed i is the same run in both profiles; a stack carries the profile's
+Every kind also carries the point of the family's parameters it trains at (claims/harness/params.py:
+the session's point unless given); away from the default its id starts with the point's
+prefix, ``@T=60,d=3/ar1/a/seed=0``, naming only the parameters the kind follows (a depth-grid
+stack keeps its own T); the grammar is claims/harness/runform.py.  A layer's seed i is the same run in both profiles; a stack carries the profile's
 ``stack_batch`` in its id.  :func:`config_for` builds an id's
 :class:`~models.config.TrainConfig` (``ldsicl train --claim <id>`` too); :func:`trained`
 returns its weights, trained once per configuration and code fingerprint, then read from
@@ -39,13 +42,13 @@ True
 """
 from __future__ import annotations
 
-import dataclasses
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
 from claims.harness.coverage import CONTROLS, REFERENCE, SYMMETRIC
 from claims.harness.identity import RunRef
+from claims.harness.params import PARAMS, Point, split_prefix
+from claims.harness.runform import SEED_SUFFIX, RunKind, point_field, seed_index
 from claims.harness.seeds import seed_for
 
 __all__ = ["Ar1Layer", "ArsLayer", "DepthStack", "DepthGroup", "ShiftStack", "ShiftPair", "ShiftNullPair",
@@ -71,6 +74,8 @@ ARS_BETAS = (0.9, 0.99)
 #: the stacks (the REFERENCE law, window STACK_S): the depth grid and the spectral shift's depths
 #: (Profile.shift_depths: a profile's), at TRAIN_RADIUS; STACK_SEEDS seeds in both profiles (the paper's 3).
 STACK_S = 2
+#: the parameters of the session's point a depth-grid stack follows: all but T, its grid's axis
+DEPTH_FOLLOWS = tuple(p for p in PARAMS if p != "T")
 DEPTHS = (1, 2, 4)
 DEPTH_T = (10, 20, 40, 80)
 SHIFT_DEPTHS = (1, 4)
@@ -96,30 +101,7 @@ SENSITIVITY_VARIANTS = {"weight_decay=0.01": {"weight_decay": 0.01}, "grad_clip=
 SENSITIVITY_SEEDS = 3
 
 
-# ----------------------------------------------------------------------------- the kinds of run id
-_INT = r"(?:0|[1-9][0-9]*)"
-
-
-def _radius(text: str) -> float:
-    """A radius as an id writes it (``f"{r:g}"``); another spelling of it is no id."""
-    r = float(text)
-    if f"{r:g}" != text:
-        raise ValueError(f"radius must be written {r:g}, got {text!r}")
-    return r
-
-
-#: how an id writes a field: (pattern, read, write); every field not listed is an index (_INT)
-_FIELDS = {
-    "setting": (r"[a-z]+", str, str),
-    "variant": (r"[^/]+", str, str),
-    "radius": (r"[0-9.]+", _radius, lambda r: f"{r:g}"),
-    "Ts": (rf"{_INT}(?:\+{_INT})+", lambda t: tuple(int(x) for x in t.split("+")), lambda Ts: "+".join(map(str, Ts))),
-    "radii": (r"[0-9.]+\+[0-9.]+", lambda t: tuple(_radius(x) for x in t.split("+")),
-              lambda radii: "+".join(f"{r:g}" for r in radii)),
-}
-_INDEX = (_INT, int, str)
-
-
+# ----------------------------------------------------------------------------- what may be trained
 def _one_of(what: str, value, allowed, shown=None) -> None:
     if value not in allowed:
         raise ValueError(f"no claim trains {what} {value if shown is None else shown!r} "
@@ -130,79 +112,23 @@ def _stack_batch(batch: int, profile) -> None:
     if batch != profile.stack_batch:
         raise ValueError(f"a stack of batch {batch} is not a run of the {profile.name} profile "
                          f"(its stacks train at batch {profile.stack_batch})")
-
-
-SEED_SUFFIX = "/seed={seed}"                  # how every kind's id ends: its seed index
-_SEED = re.compile(rf"/seed=({_INT})")
-
-
-def seed_index(run: str) -> int | None:
-    """The seed index an id ends with (:data:`SEED_SUFFIX`), None for an id without one.
-    >>> seed_index("ars/b/s=4/seed=12"), seed_index("ar1/a"), seed_index("x/seed=01")
-    (12, None, None)
-    """
-    m = _SEED.search(run) if isinstance(run, str) else None
-    return int(m[1]) if m is not None and m.end() == len(run) else None
-
-
-class _Kind:
-    """What every kind shares: ``FORM``, the id with a ``{field}`` per field (:data:`_FIELDS`),
-    ending with :data:`SEED_SUFFIX`, gives ``run`` and ``parse`` (its inverse; ValueError
-    naming ``run`` for another id)."""
-
-    FORM: ClassVar[str]
-    PATTERN: ClassVar[re.Pattern]
-
-    def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
-        if "FORM" in cls.__dict__:
-            if not cls.FORM.endswith(SEED_SUFFIX):
-                raise TypeError(f"{cls.__name__}.FORM must end with {SEED_SUFFIX!r}, got {cls.FORM!r}")
-            cls.PATTERN = re.compile(re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m[1]}>{_FIELDS.get(m[1], _INDEX)[0]})",
-                                            re.escape(cls.FORM)))
-
-    @property
-    def run(self) -> str:
-        """The run id: ``FORM`` with each field written as :data:`_FIELDS` says."""
-        return self.FORM.format(**{f.name: _FIELDS.get(f.name, _INDEX)[2](getattr(self, f.name))
-                                   for f in dataclasses.fields(self)})
-
-    def __str__(self) -> str:
-        return self.run
-
-    @property
-    def ref(self) -> RunRef:
-        """The run as a record names it: its id and seed index."""
-        return RunRef(self.run, self.seed)
-
-    @classmethod
-    def parse(cls, run: str):
-        """The run of this kind whose id is ``run`` (ValueError naming ``run`` otherwise)."""
-        m = cls.PATTERN.fullmatch(run) if isinstance(run, str) else None
-        if m is None:
-            raise ValueError(f"run must be an id of the form {cls.FORM!r}, got {run!r}")
-        return cls(**{f.name: _FIELDS.get(f.name, _INDEX)[1](m[f.name]) for f in dataclasses.fields(cls)})
-
-    def check(self, profile) -> None:
-        """ValueError unless some claim trains this run in ``profile`` (``config`` checks the grid)."""
-
-
 @dataclass(frozen=True)
-class Ar1Layer(_Kind):
+class Ar1Layer(RunKind):
     """An AR(1) layer: the paper's protocol at the profile's steps and batch (8000 x 3000)."""
 
     setting: str
     seed: int
     FORM: ClassVar = "ar1/{setting}/seed={seed}"
+    point: Point = point_field()
 
     def config(self, profile) -> TrainConfig:
         _one_of("an AR(1) layer of setting", self.setting, AR1_SETTINGS)
-        return _train_config(setting=self.setting, s=1, steps=profile.train_steps, batch=profile.train_batch,
+        return _train_config(self.point, setting=self.setting, s=1, steps=profile.train_steps, batch=profile.train_batch,
                            seed=seed_for(AR1_NAMESPACE, self.setting, self.seed))
 
 
 @dataclass(frozen=True)
-class ArsLayer(_Kind):
+class ArsLayer(RunKind):
     """An AR(s) layer, s >= 2: the AR(1) protocol at ARS_LR, ARS_BETAS; configured for every window
     (the twins of an untrained one start from it), ``check``: is the window trained."""
 
@@ -210,6 +136,7 @@ class ArsLayer(_Kind):
     s: int
     seed: int
     FORM: ClassVar = "ars/{setting}/s={s}/seed={seed}"
+    point: Point = point_field()
 
     def _grid(self) -> None:
         _one_of("an AR(s) layer of setting", self.setting, ARS_SETTINGS)
@@ -223,12 +150,12 @@ class ArsLayer(_Kind):
 
     def config(self, profile) -> TrainConfig:
         self._grid()
-        return _train_config(setting=self.setting, s=self.s, steps=profile.train_steps, batch=profile.train_batch,
+        return _train_config(self.point, setting=self.setting, s=self.s, steps=profile.train_steps, batch=profile.train_batch,
                            lr=ARS_LR, betas=ARS_BETAS, seed=seed_for(ARS_NAMESPACE, self.setting, self.s, self.seed))
 
 
 @dataclass(frozen=True)
-class DepthStack(_Kind):
+class DepthStack(RunKind):
     """A stack of the depth grid: the REFERENCE law, window STACK_S, horizon T, the profile's stack batch."""
 
     layers: int
@@ -236,6 +163,8 @@ class DepthStack(_Kind):
     batch: int
     seed: int
     FORM: ClassVar = "depth/L={layers}/T={T}/batch={batch}/seed={seed}"
+    FOLLOWS: ClassVar = DEPTH_FOLLOWS
+    point: Point = point_field()
 
     def check(self, profile) -> None:
         _one_of("a depth-grid stack of L =", self.layers, DEPTHS)
@@ -244,13 +173,13 @@ class DepthStack(_Kind):
 
     def config(self, profile) -> TrainConfig:
         self.check(profile)
-        return _train_config(setting=REFERENCE, s=STACK_S, T=self.T, layers=self.layers, radius=TRAIN_RADIUS,
+        return _train_config(self.point, setting=REFERENCE, s=STACK_S, T=self.T, layers=self.layers, radius=TRAIN_RADIUS,
                            steps=profile.train_steps, batch=profile.stack_batch, lr=STACK_LR[self.layers],
                            betas=STACK_BETAS, seed=seed_for(DEPTH_NAMESPACE, self.layers, self.T, self.seed))
 
 
 @dataclass(frozen=True)
-class ShiftStack(_Kind):
+class ShiftStack(RunKind):
     """A stack of the spectral-shift claim: as the depth grid at T = 30, systems of ``radius``
     (one of SHIFT_RADII); the seed of the run at TRAIN_RADIUS is the one it had before the
     claim trained other radii, so that each radius starts from its own seed."""
@@ -260,6 +189,7 @@ class ShiftStack(_Kind):
     batch: int
     seed: int
     FORM: ClassVar = "shift/L={layers}/r={radius}/batch={batch}/seed={seed}"
+    point: Point = point_field()
 
     def check(self, profile) -> None:
         _one_of("a spectral-shift stack of L =", self.layers, SHIFT_DEPTHS)
@@ -273,28 +203,30 @@ class ShiftStack(_Kind):
         self.check(profile)
         L, r = self.layers, self.radius
         key = (L, self.seed) if r == TRAIN_RADIUS else (L, r, self.seed)
-        return _train_config(setting=REFERENCE, s=STACK_S, layers=L, radius=r, steps=profile.train_steps,
+        return _train_config(self.point, setting=REFERENCE, s=STACK_S, layers=L, radius=r, steps=profile.train_steps,
                            batch=profile.stack_batch, lr=SHIFT_LR.get((L, r), STACK_LR[L]),
                            betas=STACK_BETAS, seed=seed_for(SHIFT_NAMESPACE, *key))
 
 
 @dataclass(frozen=True)
-class SensitivityRun(_Kind):
+class SensitivityRun(RunKind):
     """The AR(1) run of the same seed with one choice of SENSITIVITY_VARIANTS changed."""
 
     setting: str
     variant: str
     seed: int
     FORM: ClassVar = "sensitivity/{setting}/{variant}/seed={seed}"
+    point: Point = point_field()
 
     def config(self, profile) -> TrainConfig:
         _one_of("a sensitivity run of setting", self.setting, SENSITIVITY_SETTINGS)
         if self.variant not in SENSITIVITY_VARIANTS:
             raise ValueError(f"variant must be one of {list(SENSITIVITY_VARIANTS)}, got {self.variant!r}")
-        return Ar1Layer(self.setting, self.seed).config(profile).replace(**SENSITIVITY_VARIANTS[self.variant])
+        return Ar1Layer(self.setting, self.seed, point=self.point).config(profile).replace(
+            **SENSITIVITY_VARIANTS[self.variant])
 
 
-class _Group(_Kind):
+class _Group(RunKind):
     """Several stacks read together by one value (``members``); ``config``: theirs."""
 
     def config(self, profile) -> tuple[TrainConfig, ...]:
@@ -310,10 +242,12 @@ class DepthGroup(_Group):
     batch: int
     seed: int
     FORM: ClassVar = "depth/L={layers}/T={Ts}/batch={batch}/seed={seed}"
+    FOLLOWS: ClassVar = DEPTH_FOLLOWS
+    point: Point = point_field()
 
     @property
     def members(self) -> tuple[DepthStack, ...]:
-        return tuple(DepthStack(self.layers, T, self.batch, self.seed) for T in self.Ts)
+        return tuple(DepthStack(self.layers, T, self.batch, self.seed, point=self.point) for T in self.Ts)
 
 
 @dataclass(frozen=True)
@@ -325,10 +259,11 @@ class ShiftPair(_Group):
     batch: int
     seed: int
     FORM: ClassVar = "shift/L={layers}/r={radii}/batch={batch}/seed={seed}"
+    point: Point = point_field()
 
     @property
     def members(self) -> tuple[ShiftStack, ...]:
-        return tuple(ShiftStack(self.layers, r, self.batch, self.seed) for r in self.radii)
+        return tuple(ShiftStack(self.layers, r, self.batch, self.seed, point=self.point) for r in self.radii)
 
 
 @dataclass(frozen=True)
@@ -340,10 +275,12 @@ class ShiftNullPair(_Group):
     batch: int
     seed: int
     FORM: ClassVar = f"shift/L={{layers}}/r={TRAIN_RADIUS:g}+{TRAIN_RADIUS:g}-rerun/batch={{batch}}/seed={{seed}}"
+    point: Point = point_field()
 
     @property
     def members(self) -> tuple[ShiftStack, ...]:
-        return tuple(ShiftStack(self.layers, TRAIN_RADIUS, self.batch, i) for i in (self.seed, self.seed + STACK_SEEDS))
+        return tuple(ShiftStack(self.layers, TRAIN_RADIUS, self.batch, i, point=self.point)
+                     for i in (self.seed, self.seed + STACK_SEEDS))
 
 
 #: the kinds that are one trained run each (:func:`config_for` reads these), and every kind
@@ -357,8 +294,9 @@ def parse_run(run: str):
     >>> parse_run("shift/L=4/r=0.9+0.9-rerun/batch=1500/seed=1").members[1].run
     'shift/L=4/r=0.9/batch=1500/seed=4'
     """
+    rest = split_prefix(run)[1] if isinstance(run, str) else run
     for kind in KINDS:
-        if isinstance(run, str) and kind.PATTERN.fullmatch(run):
+        if isinstance(rest, str) and kind.PATTERN.fullmatch(rest):
             return kind.parse(run)
     raise ValueError(f"run must be a run id such as 'ar1/a/seed=0' or 'ars/b/s=4/seed=2', got {run!r}")
 
@@ -410,11 +348,12 @@ def sensitivity_run(setting: str, variant: str, seed_index: int) -> RunRef:
 
 
 # ----------------------------------------------------------------------------- from an id
-def _train_config(**fields) -> "TrainConfig":
-    """A :class:`~models.config.TrainConfig` (imported here: the run ids, their parsers and
-    the claims' specs load without torch, which ``models.config`` imports)."""
+def _train_config(point: Point, **fields) -> "TrainConfig":
+    """A :class:`~models.config.TrainConfig` at ``point`` (the fields given win: a depth stack's
+    own T); imported here: the run ids, their parsers and the claims' specs load without
+    torch, which ``models.config`` imports."""
     from models.config import TrainConfig
-    return TrainConfig(**fields)
+    return TrainConfig(**{**point.family_fields(), **fields})
 
 
 def config_for(run, profile, *, name: str = "run") -> TrainConfig:
@@ -427,8 +366,12 @@ def config_for(run, profile, *, name: str = "run") -> TrainConfig:
     rid = getattr(run, "run", run)
     if not isinstance(rid, str):
         raise ValueError(f"{name} must be a run id (str), got {rid!r}")
+    try:
+        rest = split_prefix(rid)[1]
+    except ValueError as exc:
+        raise ValueError(f"{name} {exc}") from None
     for kind in TRAINED_KINDS:
-        if kind.PATTERN.fullmatch(rid):
+        if kind.PATTERN.fullmatch(rest):
             try:
                 spec = kind.parse(rid)
                 spec.check(profile)
@@ -442,6 +385,9 @@ def config_for(run, profile, *, name: str = "run") -> TrainConfig:
 def trained(run, profile):
     """The :class:`~models.result.TrainResult` of a run id, :class:`RunRef`, kind or configuration,
     trained once per configuration and code fingerprint, then read from the disk cache."""
+    if profile.run.untrained:
+        import pytest
+        pytest.skip("--claims-untrained: this check reads a trained run")
     from models.cache import train_cached
     from models.config import TrainConfig
     config = run if isinstance(run, TrainConfig) else config_for(run, profile)

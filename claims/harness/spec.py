@@ -17,6 +17,9 @@ loop over that list, and the claim's test file imports its spec.
 * ``headlines``: the source's statements, each with the checks that carry it and the
   reason those checks (and not others of the claim) are the ones that answer it; ``ours``
   marks a claim that tests no statement of a source (``without_headline`` says why).
+* ``params``: the parameters of the session's point (``--claims-params``,
+  claims/harness/params.py) the claim follows; the others it sets itself where its statement
+  is a grid over them (``params_note`` says so), e.g. the depth claim's horizons.
 * ``known``: ``check_id -> {profile: why}``, the known non-reproductions (strict xfails).
 * ``figures``: what the report draws for the claim, each a data function over the
   claim's typed records returning typed objects (one figure per key) and a drawing function.
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from claims.harness.identity import Coords, check_id
+from claims.harness.params import PARAMS
 
 __all__ = ["ClaimSpec", "Headline", "FigureSpec", "no_runs", "check_ids"]
 
@@ -115,8 +119,13 @@ class ClaimSpec:
     other_test_files: tuple[str, ...] = ()
     knobs: tuple[str, ...] = ()
     reported_table: bool = False
+    params: tuple[str, ...] = PARAMS
+    params_note: str = ""
 
     def __post_init__(self):
+        bad = [p for p in self.params if p not in PARAMS]
+        if bad or not isinstance(self.params, tuple):
+            raise ValueError(f"ClaimSpec {self.name!r}: params must be a tuple of {PARAMS}, got {self.params!r}")
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"ClaimSpec.name must be a non-empty str, got {self.name!r}")
         wrong = [h.claim for h in self.headlines if h.claim != self.name]

@@ -14,6 +14,8 @@
   block and ``docs/results/verdicts.md`` (``--check`` in the tests).
 - :mod:`claims.reports.compare`      ``python -m claims.reports.compare BEFORE.json AFTER.json``:
   do two reports agree (timings and node ids aside)?
+- :mod:`claims.reports.sweep`        the report of a sweep file: the verdict map (headline check x
+  cell), the reported measures drawn over the grid's axes, ``sweep.md`` and ``index.html``.
 - :mod:`claims.reports.rejudge`      a published report re-judged by today's rules from its
   stored per-run values, without training.
 """

@@ -226,6 +226,14 @@ def provenance(profile: str | None = None, run: Mapping | None = None, argv=None
         command += " --claims-random"
     if run.get("retrain"):
         command += " --retrain"
+    if run.get("trained_runs"):
+        command += " --claims-untrained"
+    params = run.get("params")
+    if params:
+        from claims.harness.params import Point
+        tag = Point(**params).tag()
+        if tag:
+            command += f" --claims-params {tag}"
     return {"commit": commit.strip() if commit else None,
             "dirty": None if status is None else bool(status.strip()),
             "command": command,

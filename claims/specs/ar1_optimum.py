@@ -36,6 +36,7 @@ SPEC = ClaimSpec(
              "Carlo); trained AR(1) layers against theta*"),
     test_file="test_ar1_optimum.py",
     other_test_files=("test_ar1_kappa.py",),
+    params_note="the kappa-versus-T table keeps its own T = 4-40 and the hypothesis-drawn checks their draws; everything else follows the point",
     runs=runs,
     headlines=(
         Headline(_CLAIM,

@@ -15,6 +15,7 @@ from claims.harness.coverage import REFERENCE
 from claims.harness.identity import RunRef
 from claims.harness.runs import DEPTH_T, DEPTHS, STACK_S, STACK_SEEDS, TRAIN_RADIUS, depth_run
 from claims.harness.spec import ClaimSpec, Headline, check_ids
+from claims.harness.params import PARAMS
 
 __all__ = ["SPEC", "runs"]
 
@@ -40,6 +41,8 @@ COLE_ET_AL = ("Cole, Zhao, Lu, Zhang, \"In-context learning of linear dynamical 
 SPEC = ClaimSpec(
     name=_CLAIM,
     knobs=("depth_stacks",),
+    params=tuple(p for p in PARAMS if p != "T"),
+    params_note="T is the claim's own axis (the rate over T = 20-640 and the stacks' T = 10-80); d and the noise follow the point",
     summary=(f"{COLE_ET_AL}: a linear transformer of depth O(log T) reaches "
              "least squares; one layer keeps an error on LDS data; trained stacks reported"),
     test_file="test_depth.py",

@@ -18,6 +18,8 @@ _CLAIM = "improper-learning"
 SPEC = ClaimSpec(
     name=_CLAIM,
     knobs=("improper_systems",),
+    params=("sigma_w", "sigma_v", "sigma_0"),
+    params_note="T and d are the claim's own (T = 160 for the AR excess, d = 1-3; the trade-off at the paper's T = 30); the noise follows the point",
     summary="paper, Sec. 3: the best AR(s) predictor's excess over the filter decays like rho(L)^(2s)",
     test_file="test_improper_learning.py",
     headlines=(

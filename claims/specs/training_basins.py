@@ -40,6 +40,7 @@ SPEC = ClaimSpec(
     summary=("ours: which stationary point training takes each AR(s) layer to, against the population "
              "optimum, with noise-free twins of the runs"),
     test_file="test_training_basins.py",
+    params_note="the twins' gradient check keeps its T = 8 (exact moments of a short window); everything else follows the point",
     runs=runs,
     known={
         # theta* is not a resting point of the protocol's AdamW at s = 3, 4 (docs/math.md section 5.8);
