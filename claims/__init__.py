@@ -14,10 +14,11 @@ The package is arranged by job (each subpackage's docstring names its modules):
   tested up to 1.05), ``test_training_basins.py`` (ours: where training takes the AR(s)
   layers; noise-free twins), ``test_sensitivity.py`` (ours, paper profile: the AR(1)
   verdicts under choices the paper leaves open).
-- ``_ar1.py``, ``_ars.py``, ``_depth.py``, ``_lds.py``  pieces the claim files share: the
-  AR(1) claims' moments and coefficients; the AR(s) claims' runs, moments, optimum and the
-  basin each run is headed for; the depth claim's systems, rate and plateau computations;
-  the Kalman, depth and shift claims' held-out evaluation.
+- ``_ar1.py``, ``_ars.py``, ``_depth.py``, ``_lds.py``, ``_pcg.py``  pieces the claim files
+  share: the AR(1) claims' moments and coefficients; the AR(s) claims' runs, moments, optimum
+  and the basin each run is headed for; the depth claim's systems, rate and plateau
+  computations; the Kalman, depth and shift claims' held-out evaluation; the PCG claim's
+  cosine summaries.
 - :mod:`claims.specs`    one module per claim defining ``SPEC`` -- its runs per profile, its
   headline statements with the reason their checks carry them, its known non-reproductions,
   its figures, its paper constants -- and ``CLAIMS``, the one list every registry loops over.

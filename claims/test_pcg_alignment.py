@@ -37,7 +37,7 @@ import pytest
 import sympy as sp
 from hypothesis import given, strategies as st
 
-from claims import _ars
+from claims import _ars, _pcg
 from claims._lds import layer_prediction
 from claims.harness.params import current, family, point_cached
 from claims.harness.coverage import CONTROLS, SYMMETRIC, span
@@ -58,7 +58,6 @@ EXACT_REL_TOL = 1e-12      # float64 round-off of an exact identity, relative (p
 CONTROL_LAYERS = 16
 #: Monte Carlo of L*: standard errors (the project's 4, as for kappa)
 Z_TOL = 4.0
-HIST_BINS = np.linspace(-1.0, 1.0, 21)
 
 # Checks that do not reproduce are listed by check_id in claims/harness/known.py (the one registry).
 
@@ -193,15 +192,6 @@ def test_eq18_two_pcg_steps_span(claim, profile):
 # --------------------------------------------------------------------------- 7. alignment
 
 
-def _summary(c):
-    """mean, sd, median, share above 0.9 and histogram counts of one cosine over sequences."""
-    c = c[np.isfinite(c)]
-    return {"mean": float(c.mean()), "sd": float(c.std(ddof=1)), "median": float(np.median(c)),
-            "share_above_0.9": float((c > 0.9).mean()), "share_below_-0.9": float((c < -0.9).mean()),
-            "median_abs": float(np.median(np.abs(c))),
-            "n": int(c.size), "hist": np.histogram(c, bins=HIST_BINS)[0].tolist()}
-
-
 @point_cached
 def _cosines(setting: str, profile) -> dict:
     """Cosine summaries per trained seed (none under ``--claims-untrained``: the checks that
@@ -211,24 +201,12 @@ def _cosines(setting: str, profile) -> dict:
     seeds = []
     for i in range(0 if profile.run.untrained else profile.n_seeds):
         run = trained(ars_run(setting, s, i), profile)
-        seeds.append({k: _summary(v) for k, v in alignment_cosines(run.W_V, run.W_QK, y, s).items()})
+        seeds.append({k: _pcg.summary(v) for k, v in alignment_cosines(run.W_V, run.W_QK, y, s).items()})
     opt = _ars.optimum(setting, s, profile.multistart)
-    at_opt = {k: _summary(v) for k, v in alignment_cosines(opt.W_V, opt.W_QK, y, s).items()}
+    at_opt = {k: _pcg.summary(v) for k, v in alignment_cosines(opt.W_V, opt.W_QK, y, s).items()}
     rng = rng_for(CLAIM, "random-layers", setting)
     random = [alignment_cosines(*_random_weights(rng, s, 1.0), y, s)["cos_1"] for _ in range(CONTROL_LAYERS)]
-    return {"seeds": seeds, "optimum": at_opt, "random": [_summary(c) for c in random]}
-
-
-def _paper_fields(fields, setting):
-    """Seed or MC fields of a mean cosine, shifted by the paper's value (judged abs <= +-),
-    with a note giving the cosine itself."""
-    ref, tol = PAPER_COS[setting]
-    lo, hi = fields["interval"]
-    out = {**fields, "measured": fields["measured"] - ref, "interval": (lo - ref, hi - ref),
-           "note": f"cos_1 = {fields['measured']:.3f} [{lo:.3f}, {hi:.3f}]; paper {ref:g} +- {tol:g}"}
-    if fields.get("values") is not None:
-        out["values"] = [v - ref for v in fields["values"]]
-    return out
+    return {"seeds": seeds, "optimum": at_opt, "random": [_pcg.summary(c) for c in random]}
 
 
 def _away_from_default(claim, check, setting, fields, details, what):
@@ -241,11 +219,6 @@ def _away_from_default(claim, check, setting, fields, details, what):
         label=f"{what} mean_sequences cos_1 at {current().tag()} (the paper's {ref:g} +- {tol:g} is at the default point)",
         **fields, details={**details, "paper_at_default": {"cos_1": ref, "half_width": tol}},
         note=f"reported beside the paper's {ref:g} +- {tol:g}, which is not a tolerance away from the default point")
-
-
-def cosine_stderr(summary) -> float:
-    """The standard error of one run's mean cosine over the held-out sequences: sd / sqrt(n)."""
-    return float(summary["sd"] / np.sqrt(summary["n"]))
 
 
 def _skip_untrained(profile):
@@ -279,21 +252,13 @@ def test_ar4_alignment_trained(claim, profile, setting):
     claim.record(
         claim=CLAIM, check="trained-cos1", setting=setting, s=S_PCG, paper_ref=REFCOS,
         runs=[ars_run(setting, S_PCG, i) for i in range(profile.n_seeds)],
-        run_values=[c - ref for c in cos1], run_stderr=[cosine_stderr(sd["cos_1"]) for sd in cos["seeds"]],
+        run_values=[c - ref for c in cos1], run_stderr=[_pcg.cosine_stderr(sd["cos_1"]) for sd in cos["seeds"]],
         basins=rb.split(), per_run=True,
         label=f"share of runs with |mean_sequences cos_1 - {ref:g}| <= {tol:g} (the paper's band), per basin beside it",
         tolerance=tol, comparator="abs<=", tolerance_source="paper",
         details={**_cos_details(cos, profile), **rb.details()},
-        note=f"paper {ref:g} +- {tol:g}; " + basin_values_note(cos1, rb, "cos_1"),
+        note=f"paper {ref:g} +- {tol:g}; " + _pcg.basin_values_note(cos1, rb, "cos_1"),
     ).check()
-
-
-def basin_values_note(values, rb, name) -> str:
-    """Per basin, its runs' values (the check's quantity before any shift)."""
-    by = {}
-    for v, b in zip(values, rb.labels):
-        by.setdefault(b, []).append(v)
-    return "; ".join(f"{b}: {name} = {', '.join(f'{v:.3f}' for v in vs)}" for b, vs in by.items())
 
 
 @pytest.mark.parametrize("setting", known_params(lambda st: f"{CLAIM}/optimum-cos1/{st}/s={S_PCG}", tuple(PAPER_COS)))
@@ -310,7 +275,7 @@ def test_ar4_alignment_population_optimum(claim, profile, setting):
     claim.record(
         claim=CLAIM, check="optimum-cos1", setting=setting, s=S_PCG, paper_ref=REFCOS,
         label=f"mean_sequences cos_1 - {ref:g} at the population optimum (paper {ref:g} +- {tol:g})",
-        **_paper_fields(mc_fields(opt1["mean"], opt1["sd"] / np.sqrt(opt1["n"])), setting),
+        **_pcg.paper_fields(mc_fields(opt1["mean"], opt1["sd"] / np.sqrt(opt1["n"])), PAPER_COS[setting]),
         tolerance=tol, comparator="abs<=", tolerance_source="paper", details={"optimum": cos["optimum"]},
     ).check()
 
@@ -328,7 +293,7 @@ def test_ar4_alignment_control_random_layers(claim, profile, setting):
         claim=CLAIM, check="trained-cos1", setting=setting, s=S_PCG, variant="random-layers",
         paper_ref=REFCOS,
         label=f"control: mean over {CONTROL_LAYERS} random layers of mean_sequences cos_1 - {ref:g}",
-        **_paper_fields(seed_fields([r["mean"] for r in cos["random"]]), setting), tolerance=tol,
+        **_pcg.paper_fields(seed_fields([r["mean"] for r in cos["random"]]), PAPER_COS[setting]), tolerance=tol,
         comparator="abs<=", tolerance_source="paper", expect="fails", details={"random_layers": cos["random"]},
     ).check()
 
@@ -349,7 +314,7 @@ def test_ar4_cosines_reported(claim, profile, setting):
             claim.record(
                 claim=CLAIM, check=f"{name}-{stat}", setting=setting, s=S_PCG, paper_ref=REFCOS,
                 runs=[ars_run(setting, S_PCG, i) for i in range(len(vals))], run_values=vals,
-                basins=rb.split(), note=basin_values_note(vals, rb, name),
+                basins=rb.split(), note=_pcg.basin_values_note(vals, rb, name),
                 bounds=(0.0, 1.0) if stat == "share_above_0.9" else (0.0, None) if stat == "median_abs" else (-1.0, 1.0),
                 label=(f"{name} {stat} by basin (headline: the basin of most runs), at the optimum "
                         f"{cos['optimum'][name][stat]:.3g}"
@@ -359,6 +324,18 @@ def test_ar4_cosines_reported(claim, profile, setting):
                 kind="reported",
                 details={"per_seed": vals, "optimum": cos["optimum"][name][stat], **rb.per_run(),
                          **(_cos_details(cos, profile) if name == "cos_1" and stat == "mean" else {})})
+
+
+@pytest.mark.parametrize("setting", SYMMETRIC)
+def test_ar4_cosines_of_the_population_optimum(claim, profile, setting):
+    """Reported: the mean cos_1 and cos_2 and the median cos_3 of the population optimum on the
+    held-out sequences -- the optimum's own alignment, at every point (no trained run read)."""
+    at = _cosines(setting, profile)["optimum"]
+    for name, stat in (("cos_1", "mean"), ("cos_2", "mean"), ("cos_3", "median")):
+        claim.record(claim=CLAIM, check=f"{name}-{stat}", setting=setting, s=S_PCG, variant="population-optimum",
+                     paper_ref=REFCOS, label=f"{name} {stat} over the held-out sequences at the population optimum",
+                     measured=at[name][stat], kind="reported", bounds=(-1.0, 1.0))
+    claim.check_all()
 
 
 # --------------------------------------------------------------------------- 8. prediction quality

@@ -72,7 +72,7 @@ def test_a_worker_with_other_training_code_is_refused_and_nothing_is_stored(tmp_
     trainer.write_text(trainer.read_text(encoding="utf-8") + "# one edited line\n", encoding="utf-8")
     cache = tmp_path / "cache"
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, scheduler_port=0, env=worker_env(), silence_logs=logging.ERROR,
+                      dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False}, scheduler_port=0, env=worker_env(), silence_logs=logging.ERROR,
                       preload=[f"import sys; sys.path.insert(0, {str(tree)!r})"]) as cluster, \
             Client(cluster) as client:
         where = client.run(lambda: __import__("models").__file__)

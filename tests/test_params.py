@@ -142,3 +142,22 @@ def test_point_cached_values_do_not_leak_across_points():
 def test_the_format_of_values():
     assert params.format_value(0.1) == "0.1" and params.format_value(60) == "60"
     assert math.isclose(float(params.format_value(1 / 3)), 1 / 3, rel_tol=0, abs_tol=0)
+
+
+def test_untrained_runs_skip_what_reads_a_trained_run_and_train_nothing(tmp_path, monkeypatch):
+    """``--claims-untrained``: ``trained`` skips before it reaches the cache; the AR(s) basins
+    are empty, so the twins stand alone.  Control: the same profile without the option
+    reaches the cache (a stub that records the call)."""
+    import dataclasses
+
+    from claims import _ars
+    from claims.harness import runs
+
+    calls = []
+    monkeypatch.setattr("models.cache.train_cached", lambda config, **kw: calls.append(config) or "weights")
+    untrained = dataclasses.replace(QUICK, run=RunOptions(untrained=True))
+    with pytest.raises(pytest.skip.Exception, match="--claims-untrained"):
+        runs.trained("ar1/a/seed=0", untrained)
+    assert calls == []
+    assert _ars.basins.__wrapped__("a", 2, untrained).labels == ()      # uncached: Profile equality ignores run
+    assert runs.trained("ar1/a/seed=0", QUICK) == "weights" and len(calls) == 1

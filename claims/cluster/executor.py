@@ -9,7 +9,8 @@ code that trains runs (claims/cluster/training.py) is the same wherever they tra
   fork-safe once its thread pools exist); each process runs :func:`worker_setup` first.
   No dask needed.
 * ``scheduler="local"``: a ``dask.distributed.LocalCluster`` on this machine -- ``workers``
-  worker processes of one thread each, listening on 127.0.0.1 only, no dashboard -- and
+  worker processes of one thread each, listening on 127.0.0.1 only, no dashboard (the
+  scheduler's HTTP server, which dask starts anyway, on a free port of 127.0.0.1) -- and
   its client's executor.  The workers' environment (:func:`worker_env`) carries the CPU
   kernel pins (models/kernels.py) *as this process has them* and one OpenMP/BLAS thread;
   the Nanny sets it in each worker process before anything imports torch.
@@ -181,7 +182,8 @@ def _opened(scheduler, n: int, distributed):
     with contextlib.ExitStack() as stack:
         if scheduler == "local":
             cluster = stack.enter_context(distributed.LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
+                n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": False},
                 scheduler_port=0, env=worker_env(), silence_logs=logging.ERROR))
             client = stack.enter_context(distributed.Client(cluster))
         else:
