@@ -22,7 +22,6 @@ validate), reported by :func:`claims.cli.shared.usage_error`.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from claims.cli.shared import REPO, ParameterError, check_out, naming, usage_error
+from claims.cli.shared import REPO, ParameterError, check_out, check_out_dir, naming, usage_error
 from claims.harness.profiles import get_profile
 from theory.jsonvalues import dumps
 from theory import kappa as kappa_mod
@@ -172,15 +171,10 @@ def run_report(args, parser) -> int:
     from claims.harness.reportfile import SCHEMA, load_report   # the records (no torch)
     from claims.reports.report import render_report              # the specs and matplotlib: seconds
 
-    out = Path(args.out).expanduser()
-    if out.exists() and not out.is_dir():
-        usage_error(parser, ParameterError("out", f"out must be a directory, got the file {str(out)!r}"))
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        usage_error(parser, ParameterError("out", f"out cannot be created: {exc}"))
-    if not os.access(out, os.W_OK):
-        usage_error(parser, ParameterError("out", f"out is not writable: {str(out)!r}"))
+        out = check_out_dir(args.out)
+    except ValueError as exc:
+        usage_error(parser, exc)
     src = Path(args.source).expanduser() if args.source else out / "claims.json"
     if args.run:
         if not (REPO / "claims" / "test_banding.py").is_file():

@@ -1,6 +1,6 @@
 """What the ``ldsicl`` commands share (claims/cli/commands.py, claims/cli/cache_commands.py): a
 bad argument as an error that carries the parameter it names, its report as one usage line,
-the check of an output file, and the checkout's root.
+the checks of an output file and of an output folder, and the checkout's root.
 
 A bad argument is a :class:`ParameterError`: a ``ValueError`` whose ``param`` is the
 parameter's library name (``sigma_w``, ``cache_dir``; :data:`FLAGS` maps it to its flag).
@@ -21,12 +21,13 @@ Nothing here imports torch (tests/test_startup.py).
 """
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["ParameterError", "naming", "usage_error", "check_out", "FLAGS", "REPO"]
+__all__ = ["ParameterError", "naming", "usage_error", "check_out", "check_out_dir", "FLAGS", "REPO"]
 
 #: library parameter name -> command-line flag (the option a ParameterError's ``param`` names)
 FLAGS = {
@@ -95,3 +96,18 @@ def check_out(path: str) -> Path:
     except OSError as exc:
         raise ParameterError("out", f"out: cannot write in {str(parent)!r} ({exc.strerror or exc})") from None
     return p
+
+
+def check_out_dir(path: str) -> Path:
+    """An output folder, created if need be and writable, checked before any work;
+    ParameterError naming ``out``."""
+    out = Path(path).expanduser()
+    if out.exists() and not out.is_dir():
+        raise ParameterError("out", f"out must be a directory, got the file {str(out)!r}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ParameterError("out", f"out cannot be created: {exc}") from None
+    if not os.access(out, os.W_OK):
+        raise ParameterError("out", f"out is not writable: {str(out)!r}")
+    return out

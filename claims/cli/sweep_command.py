@@ -25,7 +25,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from claims.cli.shared import REPO, ParameterError, usage_error
+from claims.cli.shared import REPO, ParameterError, check_out_dir, usage_error
 from claims.harness.profiles import PROFILES
 
 __all__ = ["add_parser", "run_sweep", "DEFAULT_OUT"]
@@ -90,16 +90,10 @@ def add_parser(subparsers, formatter_class):
 
 
 def _out_dir(parser, text: str) -> Path:
-    out = Path(text).expanduser()
-    if out.exists() and not out.is_dir():
-        usage_error(parser, ParameterError("out", f"out must be a directory, got the file {str(out)!r}"))
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        usage_error(parser, ParameterError("out", f"out cannot be created: {exc}"))
-    if not os.access(out, os.W_OK):
-        usage_error(parser, ParameterError("out", f"out is not writable: {str(out)!r}"))
-    return out
+        return check_out_dir(text)
+    except ValueError as exc:
+        usage_error(parser, exc)
 
 
 def _cell_line(cell, grid) -> str:
