@@ -48,7 +48,7 @@ def test_the_default_cell_measures_what_the_quick_run_measured(sweep):
     cell = next(c for c in sweep.cells if c.params == DEFAULT)
     quick = {r.check_id: r for r in load_report(RESULTS / "quick.json").records}
     shared = [r for r in load_report(SWEEP / "cells" / cell.tag / "claims.json").records if r.check_id in quick]
-    assert len(shared) >= 30
+    assert len(shared) >= 58                          # 38 before the optimum-only measures joined the quick run
     assert [r.check_id for r in shared if r.measured != quick[r.check_id].measured] == []
     assert [r.check_id for r in shared if r.verdict != quick[r.check_id].verdict] == []
 
