@@ -65,10 +65,13 @@ def _histograms(d, where: str) -> dict[str, Histogram]:
 
 
 def cosine_data(records) -> dict[str, Cosines]:
-    """``{setting: Cosines}`` from the ``cos_1-mean`` records (and the non-control
-    ``trained-cos1`` records of the same settings), settings sorted."""
+    """``{setting: Cosines}`` from the trained layers' ``cos_1-mean`` records (not the
+    population optimum's own row, variant ``population-optimum``) and the non-control
+    ``trained-cos1`` records of the same settings, settings sorted."""
     out = {}
     for r in of_check(records, CLAIM, "cos_1-mean"):
+        if r.coords.variant is not None:
+            continue
         st = str(r.coords.setting)
         per_seed = tuple(_histograms(sd, f"{r.check_id} details['per_seed'][{i}]")
                          for i, sd in enumerate(detail(r, "per_seed", STEM)))
