@@ -1,7 +1,7 @@
 r"""Stationary linear dynamical systems: x_0 drawn from the stationary law (docs/math.md section 7.3).
 
-The depth claim's systems (the second source's setting, not the paper's): stable A with
-eigenvalues on U[-r, r], r < 1, and the state started in its stationary law, so that
+The depth claim's systems (the setting of Cole, Zhao, Lu, Zhang, NeurIPS 2025, not the
+paper's): stable A with eigenvalues on U[-r, r], r < 1, and the state started in its stationary law, so that
 y is a stationary Gaussian process and no x_0 transient mixes with the error's decay
 in T.  With Pi the stationary state covariance,
 
