@@ -36,6 +36,12 @@ a process that imports the training code, then has the files edited, and only la
 imports the cache, keys its runs by the edited files (the store-time check cannot see
 what was imported before).
 
+Imports: the closure and its digest need only the standard library and theory.validation;
+torch, numpy and the kernels are imported inside :func:`current_fingerprint`.  So ``ldsicl
+--version`` loads this file by its path, without running models/__init__.py (which imports
+torch), and prints :func:`source_digest` from this one implementation
+(claims/cli/sources.py; tests/test_cli_version.py keeps the top of this file torch-free).
+
 >>> fp = Fingerprint(sources="0" * 64, torch="2.3.0", device="cpu", dtype="float32", numpy="2.0.0",
 ...                  kernels="AVX2/mkl:COMPATIBLE")
 >>> len(fp.digest()), fp.digest() == fp.replace(torch="2.4.0").digest()
@@ -54,13 +60,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import torch
-
 from theory.validation import check_choice, check_type
-
-from .kernels import cpu_kernels
-from .runtime import resolve_device
 
 __all__ = ["Fingerprint", "PACKAGES", "ENTRY_POINT", "REPO_ROOT", "module_closure",
            "closure_files", "source_digest", "fresh_source_digest", "current_fingerprint"]
@@ -228,7 +228,14 @@ class Fingerprint:
 
 def current_fingerprint(device="auto", dtype: str = "float32", *, root=None) -> Fingerprint:
     """The fingerprint of this checkout (or of ``root``), this torch, ``device`` resolved,
-    ``dtype``, and the CPU kernels of this process (``"cuda"`` on CUDA)."""
+    ``dtype``, and the CPU kernels of this process (``"cuda"`` on CUDA); torch, numpy and the
+    kernels are imported here, not at the top (module doc)."""
+    import numpy as np
+    import torch
+
+    from models.kernels import cpu_kernels
+    from models.runtime import resolve_device
+
     check_type("dtype", dtype, str, "a string such as 'float32'")
     dev = resolve_device(device).type
     return Fingerprint(sources=source_digest(root), torch=str(torch.__version__),

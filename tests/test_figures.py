@@ -128,7 +128,8 @@ def _published(name: str) -> tuple[ClaimRecord, ...]:
 
 #: the figures each published run supports (a figure that stops being drawn is a regression)
 _SETTINGS = ("a", "b", "c", "d")
-_COMMON = ({"kappa", "ar1-weights", "kalman-parity", "per-position", "spectral-shift", "training-loss"}
+_COMMON = ({"kappa", "ar1-weights", "kalman-parity", "per-position", "spectral-shift", "training-loss",
+            "improper-learning"}
            | {f"banding-{s}" for s in (*_SETTINGS, "asym")} | {f"cosines-{s}" for s in _SETTINGS}
            | {f"basins-{s}" for s in _SETTINGS}
            | {f"seeds-{c}" for c in ("ar1-optimum", "banding", "gd-equivalence", "kalman-parity", "pcg-alignment",
@@ -177,7 +178,10 @@ RENAMED = [("kappa", "ar1-optimum", "kappa-vs-T", "kappa"),
            ("per-position", "kalman-parity", "per-position-mse", "mse"),
            ("basins", "training-basins", "twin-optimum-share", "points"),
            ("training-loss", "ar1-optimum", "trained-coefficient", "population_loss_theta_star"),
-           ("training-loss", "banding", "trained-out-of-class-share", "loss_history_per_seed")]
+           ("training-loss", "banding", "trained-out-of-class-share", "loss_history_per_seed"),
+           ("improper-learning", "improper-learning", "rate-share", "ratios"),
+           ("improper-learning", "improper-learning", "rate-pm-lambda", "cases"),
+           ("improper-learning", "improper-learning", "estimation-tradeoff", "best_ar_mse_over_filter")]
 NO_DETAILS = {"kalman-parity", "spectral-shift", "depth"}
 
 
@@ -293,12 +297,15 @@ def test_cosine_figure_draws_each_seed_and_the_papers_number_read_from_the_recor
     assert data["a"].paper == pytest.approx((0.88, 0.05))
     keep = _Keep()
     pcg_alignment.cosine_figure(keep, data["a"], tmp_path / "c.png")
-    ax = keep.figs[0].axes[0]
-    assert _vlines(ax) == [pytest.approx(0.88)]
-    assert sum(1 for line in ax.lines if line.get_drawstyle() == "steps-post") == 4     # 3 seeds + optimum
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "paper: cos_1 = 0.88 +- 0.05" in legend and "seeds headed for far" in legend
-    _plt.close(keep.figs[0])
+    fig = keep.figs[0]
+    hist, strip = fig.axes[0], fig.axes[3]          # cos_1: per-sequence histograms; each run's mean
+    assert _vlines(strip) == [pytest.approx(0.88)] and _vlines(hist) == []     # the band is for the means
+    assert sum(1 for line in hist.lines if line.get_drawstyle() == "steps-post") == 4     # 3 seeds + optimum
+    assert sorted(float(line.get_xdata()[0]) for line in strip.lines if line.get_marker() == "o") == \
+        pytest.approx([0.5, 0.6, 0.7])
+    legend = [t.get_text().replace("\n", " ") for t in fig.legends[0].get_texts()]
+    assert any("MEAN cos_1 = 0.88 +- 0.05" in t for t in legend) and "runs headed for far" in legend
+    _plt.close(fig)
 
 
 def test_kappa_figure_names_overlapping_curves_and_draws_setting_d_with_its_error_bar(tmp_path):
@@ -357,7 +364,7 @@ def test_spectral_shift_rows_come_from_the_median_records():
                  variant="trained-at-r=1")
     P = spectral_shift.ShiftPoint
     assert spectral_shift.shift_data([rec, base, other])[""] == spectral_shift.ShiftFigure(
-        "a", (P("L=1, trained at r = 1", 1.05, 1.3, (1.2, 1.4), True), P("N4SID (median)", 0.9, 1.1, None, False)))
+        "a", (P("L=1, trained at r = 1", 1.05, 1.3, (1.2, 1.4), True, 1.0), P("N4SID (median)", 0.9, 1.1, None, False)))
 
 
 def test_banding_gallery_shows_every_run_on_one_colour_scale_per_row(tmp_path):
@@ -491,21 +498,26 @@ def test_depth_figure_has_error_bars_per_depth_and_says_so(tmp_path):
             for L in (1, 2, 4) for T in (10, 20, 40)]
     recs += [_mse(None, T, 1.2, None, variant="least-squares") for T in (10, 20, 40)]
     recs += [_mse(None, T, 1e9 if T == 40 else 3.0, None, variant="construction-L=4") for T in (10, 20, 40)]
+    recs += [_mse(None, T, 2.0, None, variant=f"construction-L={depth.depth_for(T)}") for T in (10, 20, 40)]
     keep = _Keep()
     depth.depth_figure(keep, depth.depth_data(recs)[""], tmp_path / "d.png")
     a1, a2 = keep.figs[0].axes
     by = {c.get_label(): c.lines for c in a1.containers}
-    assert set(by) == {"trained L=1 (mean over seeds)", "trained L=2 (mean over seeds)",
-                       "trained L=4 (mean over seeds)", "least squares", "construction L=4"}
-    line, _, (bars,) = by["trained L=2 (mean over seeds)"]
+    seeds = "(mean of the seeds)"                        # the synthetic records hold no per-seed values
+    assert list(by) == [f"trained L=1 {seeds}", f"trained L=2 {seeds}", f"trained L=4 {seeds}", "construction L=4",
+                        "construction at L(T) (L = 17, 21, 26)", "least squares"]
+    line, _, (bars,) = by[f"trained L=2 {seeds}"]
     assert list(line.get_ydata()) == pytest.approx([0.65, 0.6, 0.575])
     assert [float(b[1] - a[1]) for a, b in bars.get_segments()] == pytest.approx([0.03] * 3)
     assert "bars: 95 % t intervals" in a1.get_ylabel() and a1.get_xscale() == "log"
+    assert [t.get_text() for t in a1.get_xticklabels()] == ["10", "20", "40"]
     assert list(by["construction L=4"][0].get_ydata()) == pytest.approx([3.0, 3.0, CLIP])
+    assert list(by["construction at L(T) (L = 17, 21, 26)"][0].get_xdata()) == [10, 20, 40]
     assert "1 point(s) above" in a1.get_title() and "heavy-tailed" in keep.figs[0]._suptitle.get_text()
     by2 = {line.get_label(): line for line in a2.lines}
     assert list(by2["T = 20"].get_xdata()) == [1, 2, 4]
     assert list(by2["T = 20"].get_ydata()) == pytest.approx([1.15, 0.6, 0.325])
+    assert a2.get_ylabel()
     _plt.close(keep.figs[0])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -120,3 +121,14 @@ def test_summary_line_wording():
     assert lines["ar1-optimum"] == ("ar1-optimum: 10 checks, 7 hold, 2 negative controls "
                                     "fail as expected, 1 not reproduced (xfail)")
     assert lines["total"].endswith("all as expected")
+
+
+def test_summary_lists_claims_in_the_readmes_order():
+    """claims.md and every page read the summary's order: CLAIMS' (the README's), then others sorted.
+    Control: the published quick run's claims, given in alphabetical order, come back reordered."""
+    from claims.harness.reportfile import load_report
+    from claims.specs import CLAIMS
+    recs = sorted(load_report(Path(__file__).resolve().parents[1] / "docs/results/quick.json").records,
+                  key=lambda r: r.claim)
+    got = list(summary.summarize(recs)["claims"])
+    assert got == [s.name for s in CLAIMS if s.name in got] and got != sorted(got)

@@ -194,12 +194,13 @@ def _cli(argv) -> tuple[int, str, str]:
     return rc, out.getvalue(), err.getvalue()
 
 
-#: one AR(1) run, one AR(4) run and one stack (the issue's three)
-REPLAYED = ["ar1/b/seed=1", "ars/d/s=4/seed=2", "depth/L=2/T=10/batch=1000/seed=0"]
+#: one AR(1) run, one AR(4) run and one stack (the issue's three), each with the profile whose
+#: claims train it (``train --claim`` takes no other: tests/test_cli_errors.py)
+REPLAYED = [("ar1/b/seed=1", "quick"), ("ars/d/s=4/seed=2", "quick"), ("depth/L=2/T=10/batch=1500/seed=0", "paper")]
 
 
-@pytest.mark.parametrize("rid", REPLAYED)
-def test_train_claim_builds_the_configuration_the_claim_trains(rid, monkeypatch, tmp_path):
+@pytest.mark.parametrize("rid, profile", REPLAYED)
+def test_train_claim_builds_the_configuration_the_claim_trains(rid, profile, monkeypatch, tmp_path):
     """The claims' route (runs.trained, as every claim file calls it) and ``ldsicl train
     --claim`` hand the weight cache the same configuration, hence the same cache key.
     Both are captured where they reach the cache; nothing trains."""
@@ -215,28 +216,28 @@ def test_train_claim_builds_the_configuration_the_claim_trains(rid, monkeypatch,
 
     monkeypatch.setattr(models.cache, "train_cached", capture("claim"))
     with pytest.raises(RuntimeError, match="captured"):
-        runs.trained(rid, QUICK)
+        runs.trained(rid, PROFILES[profile])
     monkeypatch.setattr(models.cache, "train_cached", capture("cli"))
     monkeypatch.setattr(models.cache, "load_cached", lambda *a, **k: None)
-    rc, _, err = _cli(["train", "--claim", rid, "--cache-dir", str(tmp_path), "--device", "cpu"])
+    rc, _, err = _cli(["train", "--claim", rid, "--profile", profile, "--cache-dir", str(tmp_path), "--device", "cpu"])
     assert rc == 1 and "captured" in err
-    assert seen["cli"] == seen["claim"] == runs.config_for(rid, QUICK)
+    assert seen["cli"] == seen["claim"] == runs.config_for(rid, PROFILES[profile])
     assert cache_key(seen["cli"], "cpu") == cache_key(seen["claim"], "cpu")
 
 
-@pytest.mark.parametrize("rid", REPLAYED)
-def test_a_shortened_copy_trains_the_same_weights_through_both_routes(rid, monkeypatch, tmp_path):
+@pytest.mark.parametrize("rid, profile", REPLAYED)
+def test_a_shortened_copy_trains_the_same_weights_through_both_routes(rid, profile, monkeypatch, tmp_path):
     """``ldsicl train --claim RUN --steps 12 --batch 24`` and the claims' store on the same
     shortened configuration, each with its own temporary cache: bit-identical weights."""
     short = dict(steps=12, batch=24)
-    rc, out, err = _cli(["train", "--claim", rid, "--steps", "12", "--batch", "24", "--cache-dir",
+    rc, out, err = _cli(["train", "--claim", rid, "--profile", profile, "--steps", "12", "--batch", "24", "--cache-dir",
                          str(tmp_path / "cli"), "--device", "cpu", "--no-progress", "--json"])
     assert rc == 0, err
     rec = json.loads(out)
     assert rec["run"] is None and rec["changed_from"] == {"run": rid, "fields": ["batch", "steps"]}
     monkeypatch.setenv("LDSICL_CACHE_DIR", str(tmp_path / "claims"))
-    config = runs.config_for(rid, QUICK).replace(**short)
-    result = runs.trained(config, QUICK)
+    config = runs.config_for(rid, PROFILES[profile]).replace(**short)
+    result = runs.trained(config, PROFILES[profile])
     assert TrainConfig.from_dict(rec["config"]) == config
     assert np.array_equal(np.asarray(rec["W_V"]), result.W_V) and np.array_equal(np.asarray(rec["W_QK"]), result.W_QK)
     assert len(list((tmp_path / "cli").glob("*.json"))) == len(list((tmp_path / "claims").glob("*.json"))) == 1
@@ -261,9 +262,9 @@ def test_runs_command_lists_the_store(tmp_path):
 
 
 def test_cache_export_writes_every_layer_with_its_configuration(tmp_path):
-    rid = "depth/L=2/T=10/batch=1000/seed=0"
+    rid = "depth/L=2/T=10/batch=1500/seed=0"                    # a stack of the paper profile
     cache = str(tmp_path / "cache")
-    assert _cli(["train", "--claim", rid, "--steps", "5", "--batch", "8", "--cache-dir", cache,
+    assert _cli(["train", "--claim", rid, "--profile", "paper", "--steps", "5", "--batch", "8", "--cache-dir", cache,
                  "--device", "cpu", "--no-progress", "--json"])[0] == 0
     entry = next((tmp_path / "cache").glob("*.json"))
     data = json.loads(entry.read_text())
@@ -276,7 +277,8 @@ def test_cache_export_writes_every_layer_with_its_configuration(tmp_path):
     assert str(z["cache_key"]) == entry.stem
     # a run id is read from this code's entry of its configuration: the shortened copy is
     # another configuration, so the full run is not in this cache (exit 2, naming KEY)
-    rc, _, err = _cli(["cache", "export", rid, "--out", str(tmp_path / "x.npz"), "--cache-dir", cache])
+    rc, _, err = _cli(["cache", "export", rid, "--profile", "paper", "--out", str(tmp_path / "x.npz"),
+                       "--cache-dir", cache])
     assert rc == 2 and "argument KEY" in err and "ldsicl train --claim" in err
     assert not (tmp_path / "x.npz").exists()
 

@@ -57,14 +57,20 @@ def test_a_claim_of_ours_says_why_it_has_no_headline():
 
 
 def test_the_order_is_the_readmes():
-    """Claims with a headline in the order of the README's findings rows, then ours in the order
-    of its note (rendered from the published runs by claims/reports/readme.py)."""
+    """Within each kind's table of the README's findings, the claims come in the order of
+    CLAIMS; every claim with a headline has a row; ours (no statement) follow in CLAIMS order
+    (rendered from the published runs by claims/reports/readme.py)."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
     block = text[text.index("<!-- findings:start -->"):text.index("<!-- findings:end -->")]
-    rows = list(dict.fromkeys(re.findall(r"^\| \[([a-z0-9-]+)\]\(docs/results/verdicts\.md#", block, re.M)))
-    ours = re.search(r"The claims (.+?) are ours", block).group(1).split(", ")
-    assert [s.name for s in CLAIMS] == rows + ours
-    assert [s.name for s in CLAIMS if s.ours] == ours
+    order = [s.name for s in CLAIMS]
+    seen = []
+    for table in re.split(r"^\*\*", block, flags=re.M)[1:]:
+        rows = list(dict.fromkeys(re.findall(r"^\| \[([a-z0-9-]+)\]\(docs/results/verdicts\.md#", table, re.M)))
+        assert rows == sorted(rows, key=order.index)
+        seen += rows
+    ours = re.findall(r"^- \[([a-z0-9-]+)\]\(docs/results/verdicts\.md#[a-z0-9-]+\) \(a claim that states nothing", block, re.M)
+    assert sorted(set(seen), key=order.index) == [s.name for s in CLAIMS if s.headlines]
+    assert ours == [s.name for s in CLAIMS if s.ours]
 
 
 # ---------------------------------------------------------------------------- headlines
@@ -194,3 +200,14 @@ def test_a_claims_knobs_are_profile_fields_only_it_reads():
             assert not [p.name for p in others if _reads(p, knob)], (spec.name, knob)
     assert {k for s in claims.specs.CLAIMS for k in s.knobs} == {"twins", "shift_depths", "depth_stacks",
                                                                   "improper_systems"}
+
+
+def test_a_headline_says_whose_tolerance_and_whose_statement():
+    from claims.harness.spec import KINDS, ClaimSpec, Headline
+    assert {h.kind for h in all_headlines()} == set(KINDS)
+    with pytest.raises(ValueError, match="tolerance"):
+        Headline("c", "x.", "eq. 1", ("c/x",), tolerance="theirs")
+    with pytest.raises(ValueError, match="tolerance"):
+        Headline("c", "x.", "eq. 1", ("c/x",), tolerance="paper", ours=True)
+    with pytest.raises(ValueError, match="no_control"):
+        ClaimSpec("c", "a claim", "test_c.py", no_control={"x": " "})

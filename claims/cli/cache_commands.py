@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from claims.cli.shared import ParameterError, check_out, naming, usage_error
+from claims.cli.shared import ParameterError, cache_folder, check_out, naming, usage_error
 from claims.harness.profiles import get_profile
 from theory.jsonvalues import dumps
 
@@ -37,10 +37,11 @@ def run_runs(args, parser) -> int:
 
     try:
         point = claims_point(args.claims_params) or DEFAULT
+        cache_folder(args.cache_dir)
         with naming("profile"):
             profile = get_profile(args.profile)
         with naming("claim"), activate(point):
-            table = claim_run_table(profile, [args.claim] if args.claim else None)
+            table = claim_run_table(profile, None if args.claim is None else [args.claim])
         status = {}
         for rid in dict.fromkeys(r for ids in table.values() for r in ids):
             config = config_for(rid, profile)
@@ -88,6 +89,7 @@ def _export_source(args):
     from models.cache import cache_path, list_entries
 
     key = args.key
+    cache_folder(args.cache_dir)
     if len(key) >= 8 and all(ch in "0123456789abcdef" for ch in key.lower()):
         with naming("cache_dir"):
             hits = [e for e in list_entries(args.cache_dir) if e["key"].startswith(key.lower())]
@@ -113,8 +115,8 @@ def _export(args, parser) -> int:
     from models.result import TrainResult               # torch (module doc)
 
     try:
-        path, run_id = _export_source(args)
         out = check_out(args.out)
+        path, run_id = _export_source(args)
     except ValueError as exc:
         usage_error(parser, exc)
     except OSError as exc:                        # an unreadable cache folder

@@ -1,224 +1,44 @@
-"""What the ``ldsicl`` subcommands kappa, train, optimum and report do (claims/cli/main.py holds the
-parser and ``main``; runs and cache: claims/cli/cache_commands.py).
+"""What ``ldsicl train`` does: one run (``--claim RUN``: a run a claim trains), or every run of a
+profile (claims/cli/main.py holds the parser and ``main``; kappa, optimum and report:
+claims/cli/compute_commands.py; runs and cache: claims/cli/cache_commands.py).
 
 The command line is the top floor: it calls theory/, models/ and the claims' run store
 (claims/harness/runs.py), and nothing below it imports it.  Each ``run_<command>(args, parser)``
 validates its arguments before any expensive work -- a bad one is reported through
-``parser.error`` as one line naming its flag (exit status 2) -- then does the work and
-returns the exit status.  JSON output is strict, under the project's one policy
-(theory/jsonvalues.py: non-finite numbers as ``"NaN"`` / ``"Infinity"``).
+``parser.error`` as one line naming its flag (exit status 2) -- then estimates the work
+(claims/cli/costs.py: announced on stderr when notable, refused in one line past the budget
+unless ``--yes``, past the available memory always; the runs of a profile on a cluster's
+address: their core-time announced, the work being the cluster's), then does it and returns
+the exit status.  JSON output is strict, under the project's one policy (theory/jsonvalues.py:
+non-finite numbers as ``"NaN"`` / ``"Infinity"``).
 
-Imports: what every command needs is imported here, and none of it imports torch, so that
-``ldsicl --version``, ``kappa``, ``optimum`` and ``report`` start without it
-(tests/test_startup.py).  The modules that pull in torch (models/*, and the configurations
-claims/harness/runs.py builds: about 0.7 s of start-up) and
-scipy.optimize or matplotlib (theory.optimum, the report: about 1 s each) are imported by
-the commands that use them.
+``--claim RUN`` takes a run some claim trains in the chosen profile (``--profile``, default
+quick) at the point of ``--claims-params`` (or of the id's own ``@...`` prefix): the runs
+``ldsicl runs`` lists (claims.cluster.training.profile_runs).  Any other id is refused in one
+line that says which profiles train runs of its kind and with which seeds, or, for a run of
+the paper profile asked for in the quick one, to give ``--profile paper``
+(:func:`check_claimed`).  A shortened copy of a claim's run (``--claim RUN --steps 20``) is
+allowed, and its record says it is a copy.
 
-A bad argument is a :class:`claims.cli.shared.ParameterError` naming its parameter (the
-library calls are wrapped in :func:`claims.cli.shared.naming` with the parameters they
-validate), reported by :func:`claims.cli.shared.usage_error`.
+Imports: the modules that pull in torch (models/*, and the configurations claims/harness/runs.py
+builds: about 0.7 s of start-up) are imported by the commands that use them; nothing here
+imports torch at import time (tests/test_startup.py).
 """
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
+import os
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from claims.cli.shared import REPO, ParameterError, check_out, check_out_dir, naming, usage_error
+from claims.cli import costs
+from claims.cli.shared import (ParameterError, cache_folder, check_out, format_matrix, naming, sigmas, usage_error,
+                               window)
 from claims.harness.profiles import get_profile
-from theory.jsonvalues import dumps
 from theory import kappa as kappa_mod
-from theory.systems import LDSFamily
-from theory.validation import check_window
+from theory.jsonvalues import dumps
 
-__all__ = ["run_kappa", "run_train", "run_optimum", "run_report", "TRAIN_FIELDS", "FAMILY_PARAMS"]
-
-#: the parameters of a family (theory.systems.LDSFamily), named by its errors
-FAMILY_PARAMS = ("setting", "T", "d", "sigma_w", "sigma_v", "sigma_0")
-
-
-def _sigmas(args) -> dict:
-    """The standard deviations given (exact Fractions) as floats; ValueError naming the field
-    of one beyond the float range."""
-    out = {}
-    for name in ("sigma_w", "sigma_v", "sigma_0"):
-        v = getattr(args, name)
-        if v is not None:
-            try:
-                out[name] = float(v)
-            except OverflowError:
-                raise ParameterError(name, f"{name} must be finite, got {v}") from None
-    return out
-
-
-def _family(args):
-    """The LDSFamily of the family arguments; ParameterError naming its field."""
-    sigmas = _sigmas(args)
-    with naming(*FAMILY_PARAMS):
-        return LDSFamily(args.setting, d=args.d, T=args.T, **sigmas)
-
-
-def run_kappa(args, parser) -> int:
-    """``ldsicl kappa``: theory.kappa.kappa (the one place that picks a route) with the exact
-    variances typed (1/3 stays 1/3 on the exact route)."""
-    try:
-        family = _family(args)
-        variances = tuple(q ** 2 for q in (args.sigma_w, args.sigma_v, args.sigma_0))
-        method = {"exact": "exact-rational", "quadrature": "gauss-legendre"}.get(args.method, args.method)
-        why = None
-        with naming("method"):
-            if method == "auto":
-                method, why = kappa_mod.choose_method(family)
-            exact = method == "exact-rational" and "exact-rational" in kappa_mod.exact_routes(family)
-        if exact:
-            sec = kappa_mod.exact_seconds(args.T, args.d)
-            if sec > 10:
-                print(f"ldsicl kappa: warning: exact rational arithmetic at T = {args.T} takes about "
-                      f"{_duration(sec)} (about T^{kappa_mod.EXACT_GROWTH:g}); --method quadrature gives "
-                      f"the same value to about 1e-13 in well under a second", file=sys.stderr)
-        with naming("method", "T", "m", "seed"):
-            res = kappa_mod.kappa(family, method=method, m=args.mc_systems, seed=args.seed, variances=variances)
-    except ValueError as exc:
-        usage_error(parser, exc)
-    if args.json:
-        out = res.to_json()
-        out.update({"setting": args.setting, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
-                    "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0), "auto": why})
-        print(dumps(out))
-        return 0
-    print(f"kappa = {res.kappa!r}  (method {res.method}" + (f"; auto: {why}" if why else "") + ")")
-    if res.exact is not None:
-        print(f"exact = {res.exact.numerator}/{res.exact.denominator}")
-    elif res.stderr:
-        print(f"stderr = {res.stderr!r}")
-    print(f"setting {args.setting}, T={args.T}, d={args.d}, sigma_w={args.sigma_w}, "
-          f"sigma_v={args.sigma_v}, sigma_0={args.sigma_0}")
-    return 0
-
-
-def _duration(sec: float) -> str:
-    if sec < 120:
-        return f"{sec:.0f} s"
-    if sec < 7200:
-        return f"{sec / 60:.0f} min"
-    return f"{sec / 3600:.1f} h"
-
-
-def run_optimum(args, parser) -> int:
-    """``ldsicl optimum``: theory.optimum.optimum_for, every field under a name that says what it is."""
-    from theory.optimum import optimum_for          # scipy.optimize: about 1 s of start-up (module doc)
-    from theory.population import moment_memory
-
-    try:
-        family = _family(args)
-        with naming("T"):                              # check_window's error names T (T > s + 1)
-            check_window(args.s, args.T)
-        need = moment_memory(args.s, args.T)
-        if need > args.max_memory * 2 ** 30:
-            raise ParameterError("max_memory", f"s = {args.s} (with T = {args.T}) needs about "
-                                 f"{need / 2 ** 30:.3g} GiB for the moments, more than --max-memory "
-                                 f"{args.max_memory:g} GiB")
-        with naming("s", "starts", "seed", "trajectories"):
-            opt = optimum_for(family, args.s, args.seed, starts=args.starts, in_class=not args.no_classes,
-                              trajectories=args.trajectories)
-    except ValueError as exc:
-        usage_error(parser, exc)
-    s = args.s
-    in_class = opt.cls if opt.cls and opt.out_of_class_share <= 1e-8 else None
-    out = {
-        "loss": opt.loss, "stderr": opt.stderr, "method": opt.method,
-        "W_V": np.asarray(opt.W_V).tolist(), "W_QK": np.asarray(opt.W_QK).tolist(),
-        "class": in_class, "nearer_class": opt.cls,
-        "out_of_class_share": opt.out_of_class_share,
-        "out_of_class_share_by_class": opt.shares,
-        "odd_share": opt.odd_share, "grad_norm": opt.grad_norm, "hessian_eigs": list(opt.hessian_eigs),
-        "starts": opt.n_starts, "converged": opt.n_converged, "at_optimum": opt.n_at_optimum,
-        "found_only_by_in_class_starts": opt.found_in_class, "seed": opt.seed,
-        "in_class": {k: {"loss": v.loss, "rel_excess": v.rel_excess, "excess_stderr": v.excess_stderr,
-                         "full_hessian_min_eig": v.full_hessian_min_eig} for k, v in opt.in_class.items()},
-        "stationary_points": [{"loss": p.loss, "rel_excess": (p.loss - opt.loss) / opt.loss, "starts": n,
-                               "class": p.cls if p.out_of_class_share <= 1e-8 else None,
-                               "nearer_class": p.cls, "out_of_class_share": p.out_of_class_share,
-                               "kind": p.kind}
-                              for p, n in opt.stationary_points],
-        "setting": args.setting, "s": s, "T": args.T, "d": args.d, "sigma_w": str(args.sigma_w),
-        "sigma_v": str(args.sigma_v), "sigma_0": str(args.sigma_0),
-    }
-    if args.json:
-        print(dumps(out))
-        return 0
-    print(f"L* = {opt.loss!r}" + (f" +- {opt.stderr:.2g}" if opt.stderr else "") + f"  (moments: {opt.method})")
-    print(f"class {in_class or 'none'} (out-of-class share {opt.out_of_class_share:.3g}, odd share "
-          f"{opt.odd_share:.3g}); {opt.n_at_optimum} of {opt.n_starts} starts reached L*")
-    for k, v in opt.in_class.items():
-        print(f"best point in class {k}: {100 * v.rel_excess:+.4g} % of L*")
-    print("b = W_V[s, :] (canonical gauge, largest |b_r| = 1) =")
-    print(_format_matrix(np.asarray(opt.W_V)[s:s + 1]))
-    print("W_QK[:, :s] =")
-    print(_format_matrix(np.asarray(opt.W_QK)[:, :s]))
-    print(f"setting {args.setting}, s={s}, T={args.T}, d={args.d}, sigma_w={args.sigma_w}, "
-          f"sigma_v={args.sigma_v}, sigma_0={args.sigma_0}")
-    return 0
-
-
-def run_report(args, parser) -> int:
-    """``ldsicl report``: render a finished claims.json (or run the claims first) into DIR."""
-    from claims.harness.reportfile import SCHEMA, load_report   # the records (no torch)
-    from claims.reports.report import render_report              # the specs and matplotlib: seconds
-
-    try:
-        out = check_out_dir(args.out)
-    except ValueError as exc:
-        usage_error(parser, exc)
-    src = Path(args.source).expanduser() if args.source else out / "claims.json"
-    if args.run:
-        if not (REPO / "claims" / "test_banding.py").is_file():
-            usage_error(parser, ParameterError("run", "run needs a checkout of the repository (the claim "
-                                               "files are not installed with the package)"))
-        cmd = [sys.executable, "-m", "pytest", "claims", "-n", "auto", "-q", "--profile", args.profile,
-               "--claims-report", str(out.resolve())]
-        print("running: " + " ".join(cmd), file=sys.stderr)
-        rc = subprocess.call(cmd, cwd=REPO)
-        if rc not in (0, 1):                                  # 1: some test failed, still a report
-            print(f"ldsicl report: error: the claims run exited with status {rc}", file=sys.stderr)
-            return 1
-        src = out / "claims.json"
-    try:
-        report = load_report(src)
-    except ValueError as exc:
-        usage_error(parser, ParameterError("from", f"from: {exc}"))
-    paths = render_report(report, out)
-    if src.resolve() != (out / "claims.json").resolve():
-        if json.loads(src.read_text(encoding="utf-8")).get("schema") == SCHEMA:
-            shutil.copyfile(src, out / "claims.json")
-        else:                             # an older schema, as read today (claims/harness/reportfile.py)
-            (out / "claims.json").write_text(dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-    print(f"report: {paths['html']}")
-    print(f"        {paths['md']}" + (f" ({len(paths['figures'])} figures in {out / 'figures'})"
-                                       if paths["figures"] else " (no figures)"))
-    return 0
-
-
-def _format_matrix(W) -> str:
-    return "\n".join("  [" + "  ".join(f"{x: .8f}" for x in row) + "]" for row in W)
-
-
-def _kappa_line(config, coefficient):
-    """kappa of the run's family (auto route; 2e4 systems in setting d) and the coefficient's
-    relative error, for s = 1; where no route can compute kappa for the family (a T beyond
-    every route's memory), None for the numbers and the reason."""
-    try:
-        res = kappa_mod.kappa(config.family(), m=20_000, seed=0)
-    except ValueError as exc:
-        return {"kappa": None, "kappa_stderr": None, "kappa_method": None, "coefficient": coefficient,
-                "coefficient_rel_error": None, "kappa_not_computed": str(exc)}
-    return {"kappa": res.kappa, "kappa_stderr": res.stderr, "kappa_method": res.method,
-            "coefficient": coefficient, "coefficient_rel_error": coefficient / res.kappa - 1.0}
+__all__ = ["run_train", "check_claimed", "profile_cost", "claims_point", "TRAIN_FIELDS"]
 
 
 #: ``train`` options that are fields of TrainConfig (None: not given on the command line).
@@ -233,6 +53,8 @@ def claims_point(text):
 
     if text is None:
         return None
+    if not text.strip():
+        raise ParameterError(None, "--claims-params: must name a point, e.g. T=60,d=3, got ''")
     try:
         return Point.parse(text)
     except ValueError as exc:
@@ -273,7 +95,7 @@ def _train_config(args):
     from models.config import TrainConfig
 
     given = {name: getattr(args, name) for name in TRAIN_FIELDS if getattr(args, name) is not None}
-    given.update(_sigmas(args))
+    given.update(sigmas(args))
     if args.scheduler is not None or args.workers is not None:
         raise ParameterError(None, "--scheduler and --workers train every run of a profile: give --profile "
                                    "without --claim")
@@ -285,10 +107,101 @@ def _train_config(args):
         claim, base = None, None
     else:
         claim = _claim_at(args.claim, point)
-        with naming("claim"):
-            base = config_for(claim, get_profile(args.profile or "quick"), name="claim")
+        profile = get_profile(args.profile or "quick")
+        try:
+            base = config_for(claim, profile, name="claim")
+        except ValueError as exc:                  # off the profile's grid: maybe the other profile's run
+            other = check_claimed(claim, profile, point, elsewhere_only=True)
+            raise ParameterError("claim", str(exc) + (f"; the {other} profile trains it: give --profile {other}"
+                                                      if other else "")) from None
+        check_claimed(claim, profile, point)
+    start = base or TrainConfig()
+    s, T = given.get("s", start.s), given.get("T", start.T)
+    if isinstance(s, int) and isinstance(T, int):           # the window is blamed on the option given
+        window(s, T, blame="T" if "T" in given else "s")
     with naming(*given):
         return claim, base, TrainConfig(**given) if base is None else base.replace(**given)
+
+
+def _seeds(seeds) -> str:
+    """``seeds 0-7``, ``seed 3``, ``seeds 0, 2, 5``.
+
+    >>> _seeds([0, 1, 2]), _seeds([3]), _seeds([0, 2, 5])
+    ('seeds 0-2', 'seed 3', 'seeds 0, 2, 5')
+    """
+    seeds = sorted(seeds)
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    if seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"seeds {seeds[0]}-{seeds[-1]}"
+    return "seeds " + ", ".join(map(str, seeds))
+
+
+def check_claimed(claim: str, profile, point, *, elsewhere_only: bool = False):
+    """Refuse a run id no claim trains in ``profile`` at ``point`` (None: the id's own prefix):
+    ParameterError naming ``claim`` that says which profile trains this very run (``give
+    --profile paper``), or else which profiles train runs of its kind, with their seeds.
+    ``elsewhere_only`` (an id ``profile`` cannot even configure): return the name of the other
+    profile that trains it, or None; raise nothing."""
+    from claims.cluster import training
+    from claims.harness.params import activate, split_prefix
+    from claims.harness.profiles import PROFILES
+    from claims.harness.runform import seed_index
+
+    try:
+        at = point if point is not None else split_prefix(claim)[0]
+    except ValueError:                             # a malformed prefix: config_for says so
+        return None
+
+    def runs_of(p):
+        with activate(at):
+            return training.profile_runs(p)
+    names = [profile.name] + [n for n in PROFILES if n != profile.name]
+    ids = {profile.name: runs_of(profile)} if not elsewhere_only else {}
+    if claim in ids.get(profile.name, ()):
+        return
+    for name in names[1:]:
+        ids[name] = runs_of(get_profile(name))
+        if claim in ids[name]:
+            if elsewhere_only:
+                return name
+            raise ParameterError("claim", f"no claim trains {claim} in the {profile.name} profile; the {name} "
+                                          f"profile does: give --profile {name}")
+    if elsewhere_only:
+        return None
+    stem = claim.rpartition("/seed=")[0]
+    where = []
+    for name in names:
+        seeds = [seed_index(r) for r in ids[name] if r.rpartition("/seed=")[0] == stem]
+        where.append(f"the {name} profile ({_seeds(seeds) if seeds else 'no run of this kind'})")
+    raise ParameterError("claim", f"no claim trains {claim} in {' or '.join(where)}; `ldsicl runs` lists the "
+                                  "runs the claims train")
+
+
+def profile_cost(profile, point, cache_dir, workers, what: str, extra_seconds: float = 0.0):
+    """The :class:`~claims.cli.costs.Cost` of training every run the claims train in ``profile``
+    (a Profile or its name) at ``point`` (None: the default) that the weight cache
+    (``cache_dir``) lacks, on ``workers`` processes (None: one per CPU; 0: their core-time, the
+    runs one after the other), plus ``extra_seconds``."""
+    from claims.cluster import training
+    from claims.harness.params import DEFAULT, activate
+    from claims.harness.runs import config_for                 # torch (module doc)
+    from models.cache import cache_path
+    from models.trainer import memory_estimate
+
+    profile = get_profile(profile) if isinstance(profile, str) else profile
+    with activate(point or DEFAULT):
+        ids = training.profile_runs(profile)
+    todo = []
+    for rid in ids:
+        config = config_for(rid, profile)
+        with naming("cache_dir"):
+            cached = cache_path(config, cache_dir).is_file()
+        if not cached:
+            todo.append(costs.train_cost(config, memory_estimate(config)))
+    n = 1 if workers == 0 else max(1, min(workers or os.cpu_count() or 1, len(todo)))
+    spread = f", {n} at a time" if workers != 0 else ""
+    return costs.runs_cost(todo, n, f"{what} ({len(todo)} of its {len(ids)} runs to train{spread})", extra_seconds)
 
 
 def _train_profile(args, parser) -> int:
@@ -301,19 +214,18 @@ def _train_profile(args, parser) -> int:
     from claims.cluster.training import profile_runs, train_runs
     from claims.harness.params import DEFAULT, activate
     from claims.harness.runs import config_for                 # torch (module doc)
-    from models.cache import resolve_cache_dir
     from models.files import atomic_write_text
     from models.trainer import check_resources
 
     max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
     try:
-        given = [n for n in TRAIN_FIELDS if getattr(args, n) is not None] + list(_sigmas(args))
+        given = [n for n in TRAIN_FIELDS if getattr(args, n) is not None] + list(sigmas(args))
         if given:
             raise ParameterError(given[0], "with --profile alone every run is trained as the claims "
                                  "configure it; give --claim RUN to change one run")
         if args.no_cache:
-            raise ParameterError("profile", "profile: --profile names a profile whose runs are trained into the "
-                                 "weight cache, which --no-cache turns off; give --claim RUN --no-cache for one run")
+            raise ParameterError("profile", "profile alone trains the runs of a profile into the weight cache, "
+                                 "which --no-cache turns off; give --claim RUN --no-cache for one run")
         if args.device.strip().lower() not in ("auto", "cpu"):
             raise ParameterError("device", f"device: the runs of a profile train on the CPUs of the workers; "
                                  f"got {args.device!r}")
@@ -324,9 +236,17 @@ def _train_profile(args, parser) -> int:
         for rid in ids:
             with naming("batch", "max_memory", "sigma_w", "sigma_v", "sigma_0"):
                 check_resources(config_for(rid, profile), max_memory)
-        with naming("cache_dir"):
-            cache_dir = resolve_cache_dir(args.cache_dir)
-        out = check_out(args.out) if args.out else None
+        cache_dir = cache_folder(args.cache_dir)
+        out = check_out(args.out) if args.out is not None else None
+        remote = args.scheduler not in (None, "local")
+        cost = profile_cost(profile, point, cache_dir, 0 if remote else args.workers,
+                            f"training the {profile.name} profile" + (f" at {point.tag()}" if point.tag() else ""))
+        # on a cluster the work and its memory are the cluster's: its core-time is announced, not
+        # held against this machine's budget
+        cost = costs.Cost(cost.seconds, 0 if remote else cost.bytes,
+                          cost.what + (" in core-time on the cluster" if remote else ""),
+                          "more --workers, or a cluster (--scheduler)")
+        costs.enforce(parser, cost, yes=args.yes or remote)
         try:
             executor = open_executor(args.scheduler, args.workers)
         except ValueError as exc:
@@ -358,20 +278,24 @@ def run_train(args, parser) -> int:
     from models.cache import cache_path, load_cached, train_cached   # torch (module doc)
     from models.files import atomic_write_text
     from models.runtime import resolve_device
-    from models.trainer import check_resources, train
+    from models.trainer import check_resources, memory_estimate, train
 
     max_memory = None if args.max_memory is None else args.max_memory * 2 ** 30
     try:
         claim, base, config = _train_config(args)
-        with naming("batch", "max_memory", "sigma_w", "sigma_v", "sigma_0"):
-            check_resources(config, max_memory)
         with naming("device"):
             resolve_device(args.device)
-        out = check_out(args.out) if args.out else None
+        out = check_out(args.out) if args.out is not None else None
         cached = None
         if not args.no_cache:
+            cache_folder(args.cache_dir)
             with naming("cache_dir", "device"):
                 cached = load_cached(config, args.cache_dir, device=args.device)
+        if cached is None:                         # the estimate names the options given (--T 10**50)
+            given = [n for n in ("steps", "batch", "T", "s", "layers", "d") if getattr(args, n) is not None]
+            costs.enforce(parser, costs.train_cost(config, memory_estimate(config), given), yes=args.yes)
+        with naming("batch", "max_memory", "sigma_w", "sigma_v", "sigma_0"):
+            check_resources(config, max_memory)
     except ValueError as exc:
         usage_error(parser, exc)
     try:
@@ -416,7 +340,7 @@ def run_train(args, parser) -> int:
         per_layer = np.reshape(weights, (c.layers,) + weights.shape[-2:])
         for layer, W in enumerate(per_layer, start=1):
             print(f"{name} =" if c.layers == 1 else f"{name} (layer {layer}) =")
-            print(_format_matrix(W))
+            print(format_matrix(W))
     if "kappa" in record and record["kappa"]["kappa"] is None:
         k = record["kappa"]
         print(f"AR(1) coefficient b_2 W[1,1] + b_1 W[2,1] = {k['coefficient']!r}; kappa (eq. 15) not "
@@ -430,3 +354,16 @@ def run_train(args, parser) -> int:
           f"(last {result.final_window} steps); held-out loss (full forward pass) = {result.eval_loss:.6g}")
     print(f"wall time = {result.wall_seconds:.2f} s")
     return 0
+
+
+def _kappa_line(config, coefficient):
+    """kappa of the run's family (auto route; 2e4 systems in setting d) and the coefficient's
+    relative error, for s = 1; where no route can compute kappa for the family (a T beyond
+    every route's memory), None for the numbers and the reason."""
+    try:
+        res = kappa_mod.kappa(config.family(), m=20_000, seed=0)
+    except ValueError as exc:
+        return {"kappa": None, "kappa_stderr": None, "kappa_method": None, "coefficient": coefficient,
+                "coefficient_rel_error": None, "kappa_not_computed": str(exc)}
+    return {"kappa": res.kappa, "kappa_stderr": res.stderr, "kappa_method": res.method,
+            "coefficient": coefficient, "coefficient_rel_error": coefficient / res.kappa - 1.0}

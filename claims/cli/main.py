@@ -15,7 +15,13 @@ Standard deviations are read as exact decimals ("0.1" is 1/10, its variance 1/10
 "1/10" is accepted too), so the exact method computes kappa for exactly the numbers
 typed.  Exit status: 0 done, 1 a run failed (a diverging training run, an unwritable
 output after the work), 2 a bad argument (one line on stderr naming it, before any
-expensive work).  A closed output pipe (``ldsicl ... | head``) ends the command quietly.
+expensive work) or work past the budget.  Every command that can do expensive work (kappa,
+optimum, train, sweep, report --run) estimates its time and memory from its arguments first
+(claims/cli/costs.py): it says so on stderr when the work takes more than 10 s or 1 GiB,
+refuses in one line work estimated past 1 h or 8 GiB unless ``--yes`` is given, and always
+refuses work that needs more memory than the machine has available.  ``ldsicl --version``
+prints the version, the checkout's git commit and the sha256 of the training code that keys
+the weight cache (claims/cli/sources.py).  A closed output pipe (``ldsicl ... | head``) ends the command quietly.
 ``main(argv)`` returns the exit status instead of raising ``SystemExit``.
 
 ``ldsicl --version``, ``kappa`` and ``optimum`` start without importing torch
@@ -30,20 +36,15 @@ import dataclasses
 import os
 import sys
 from fractions import Fraction
-from importlib import metadata
 
-from claims.cli import cache_commands, commands, sweep_command
-from claims.cli.shared import REPO
+from claims.cli import cache_commands, commands, compute_commands, costs, sources, sweep_command
+from claims.cli.arguments import int_arg, pair_arg, rational_arg, real_arg
+from claims.cli.shared import MAX_WORKERS, REPO, UsageExit, shorten_values
 from claims.harness.coverage import REFERENCE
 from claims.harness.profiles import PROFILES
 from theory.systems import SETTINGS, LDSFamily
-from theory.validation import check_int, check_rational, check_real
 
 __all__ = ["main", "build_parser", "DEFAULT_SETTING"]
-
-
-class _UsageError(Exception):
-    pass
 
 
 class _Formatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -70,57 +71,20 @@ class _ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message):
         self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise _UsageError(message)
+        print(f"{self.prog}: error: {shorten_values(message)}", file=sys.stderr)
+        raise UsageExit(message)
 
 
-def _argument(name, check):
-    """An argparse ``type``: ``check(text)``, its ValueError (which names ``name``) as a usage error."""
-    def parse(text):
-        try:
-            return check(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-    parse.__name__ = name
-    return parse
+class _VersionAction(argparse.Action):
+    """``--version``: the version, the checkout's commit and the training code's digest
+    (claims/cli/sources.py), computed only when asked for; no torch."""
 
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-def _number(name, convert, what, text):
-    """``convert(text)``, or a ValueError in theory.validation's words."""
-    try:
-        return convert(text.strip())
-    except (ValueError, OverflowError):
-        raise ValueError(f"{name} must be {what}, got {text!r}") from None
-
-
-def _rational(name):
-    return _argument(name, lambda text: check_rational(name, text))
-
-
-def _int(name, minimum):
-    return _argument(name, lambda text: check_int(name, _number(name, int, "an integer", text), minimum))
-
-
-def _real(name, *, positive=False):
-    return _argument(name, lambda text: check_real(name, _number(name, float, "a real number", text),
-                                                   minimum=0, strict_min=positive))
-
-
-def _pair(name):
-    """"b1,b2" -> (b1, b2) (AdamW's betas; their range is TrainConfig's to check)."""
-    def parse(text):
-        parts = text.split(",")
-        if len(parts) != 2:
-            raise ValueError(f"{name} must be two numbers beta1,beta2, got {text!r}")
-        return tuple(_number(name, float, "two numbers beta1,beta2", p) for p in parts)
-    return _argument(name, parse)
-
-
-def _version() -> str:
-    try:
-        return metadata.version("ldsicl")
-    except metadata.PackageNotFoundError:          # a checkout that was not pip-installed
-        return "unknown (not installed)"
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(sources.version_text())
+        parser.exit()
 
 
 SETTINGS_HELP = "settings (system families; docs/settings.md):\n" + "\n".join(
@@ -176,12 +140,12 @@ def _add_family_args(p, *, defaults=True):
                    help="system family: a, b, c, d or the asymmetric control asym (see ldsicl --help)"
                         + said("setting"))
     for name, least, what in _SIZES:
-        p.add_argument(f"--{name}", type=_int(name, least), default=default(name), help=what + said(name))
-    p.add_argument("--sigma-w", type=_rational("sigma_w"), default=default("sigma_w"),
+        p.add_argument(f"--{name}", type=int_arg(name, least), default=default(name), help=what + said(name))
+    p.add_argument("--sigma-w", type=rational_arg("sigma_w"), default=default("sigma_w"),
                    help="process noise standard deviation (an exact decimal or p/q)" + said("sigma_w"))
-    p.add_argument("--sigma-v", type=_rational("sigma_v"), default=default("sigma_v"),
+    p.add_argument("--sigma-v", type=rational_arg("sigma_v"), default=default("sigma_v"),
                    help="observation noise standard deviation" + said("sigma_v"))
-    p.add_argument("--sigma-0", type=_rational("sigma_0"), default=default("sigma_0"),
+    p.add_argument("--sigma-0", type=rational_arg("sigma_0"), default=default("sigma_0"),
                    help="initial state standard deviation" + said("sigma_0"))
 
 
@@ -202,9 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
             "ldsicl kappa --setting a --json", "ldsicl train --setting b --s 1 --steps 8000",
             "ldsicl runs --claim pcg-alignment", "ldsicl train --claim ars/a/s=4/seed=0",
             "ldsicl optimum --setting a --s 4", "ldsicl report --from docs/results/paper.json --out /tmp/r",
-            "ldsicl cache list") + "\n\nexit status: 0 done, 1 a run failed, 2 a bad argument")
-    parser.add_argument("--version", action="version", version=f"ldsicl {_version()}",
-                        help="print the installed version and exit")
+            "ldsicl cache list") + "\n\nexit status: 0 done, 1 a run failed, 2 a bad argument or work past the budget (see --yes)")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the installed version, the git commit of the checkout (and whether it is "
+                             "dirty) and the sha256 of the training code that keys the weight cache, and exit")
     sub = parser.add_subparsers(dest="command", metavar="{kappa,train,runs,optimum,report,sweep,cache}",
                                 parser_class=_ArgumentParser)
     sub.required = True
@@ -223,10 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="auto: exact rational in setting a while it takes a few seconds, quadrature "
                          "(exact up to rounding) in a, b, c and asym, Monte Carlo over systems in d; "
                          "the choice is printed")
-    pk.add_argument("--mc-systems", type=_int("mc-systems", 2), default=200_000,
+    pk.add_argument("--mc-systems", type=int_arg("mc-systems", 2), default=200_000,
                     help="systems (or trajectories) of the Monte Carlo methods")
-    pk.add_argument("--seed", type=_int("seed", 0), default=0, help="Monte Carlo seed")
+    pk.add_argument("--seed", type=int_arg("seed", 0), default=0, help="Monte Carlo seed")
     pk.add_argument("--json", action="store_true", help="print one strict-JSON object")
+    _yes_arg(pk, "the computation")
 
     pt = sub.add_parser(
         "train", help="one training run of the attention layer (the paper's protocol, or a claim's run)",
@@ -259,36 +225,37 @@ def build_parser() -> argparse.ArgumentParser:
     pt.add_argument("--scheduler", default=None, metavar="ADDRESS|local",
                     help="with --profile alone: local (a dask cluster on this machine) or a dask scheduler's "
                          "address, both needing pip install -e \".[cluster]\" (default: a local process pool)")
-    pt.add_argument("--workers", type=_int("workers", 1), default=None, metavar="N",
+    pt.add_argument("--workers", type=int_arg("workers", 1, MAX_WORKERS), default=None, metavar="N",
                     help="with --profile alone: processes of the local pool or cluster (default: one per CPU)")
     _add_family_args(pt, defaults=False)
-    _train_arg(pt, "--s", type=_int("s", 1), field="s", help="AR window s")
-    _train_arg(pt, "--layers", type=_int("layers", 1), field="layers", help="attention layers in the stack")
-    _train_arg(pt, "--radius", type=_real("radius", positive=True), field="radius",
+    _train_arg(pt, "--s", type=int_arg("s", 1), field="s", help="AR window s")
+    _train_arg(pt, "--layers", type=int_arg("layers", 1), field="layers", help="attention layers in the stack")
+    _train_arg(pt, "--radius", type=real_arg("radius", positive=True), field="radius",
                help="largest eigenvalue modulus of the systems")
-    _train_arg(pt, "--steps", type=_int("steps", 1), field="steps", help="optimiser steps")
-    _train_arg(pt, "--batch", type=_int("batch", 1), field="batch", help="fresh systems per step")
-    _train_arg(pt, "--seed", type=_int("seed", 0), field="seed", help="seed of every random stream")
-    _train_arg(pt, "--lr", type=_real("lr", positive=True), field="lr", help="peak learning rate")
-    _train_arg(pt, "--lr-min", type=_real("lr_min"), field="lr_min", help="learning rate at the end")
-    pt.add_argument("--warmup-steps", type=_int("warmup_steps", 0), default=None,
+    _train_arg(pt, "--steps", type=int_arg("steps", 1), field="steps", help="optimiser steps")
+    _train_arg(pt, "--batch", type=int_arg("batch", 1), field="batch", help="fresh systems per step")
+    _train_arg(pt, "--seed", type=int_arg("seed", 0), field="seed", help="seed of every random stream")
+    _train_arg(pt, "--lr", type=real_arg("lr", positive=True), field="lr", help="peak learning rate")
+    _train_arg(pt, "--lr-min", type=real_arg("lr_min"), field="lr_min", help="learning rate at the end")
+    pt.add_argument("--warmup-steps", type=int_arg("warmup_steps", 0), default=None,
                     help="linear warm-up steps (default: 5 %% of steps)")
-    _train_arg(pt, "--weight-decay", type=_real("weight_decay"), field="weight_decay", help="AdamW decay")
-    _train_arg(pt, "--betas", type=_pair("betas"), field="betas", metavar="B1,B2", help="AdamW betas")
-    _train_arg(pt, "--grad-clip", type=_real("grad_clip", positive=True), field="grad_clip",
+    _train_arg(pt, "--weight-decay", type=real_arg("weight_decay"), field="weight_decay", help="AdamW decay")
+    _train_arg(pt, "--betas", type=pair_arg("betas"), field="betas", metavar="B1,B2", help="AdamW betas")
+    _train_arg(pt, "--grad-clip", type=real_arg("grad_clip", positive=True), field="grad_clip",
                help="global gradient-norm clipping")
-    _train_arg(pt, "--init-scale", type=_real("init_scale"), field="init_scale", help="std of the initial weights")
+    _train_arg(pt, "--init-scale", type=real_arg("init_scale"), field="init_scale", help="std of the initial weights")
     _train_arg(pt, "--dtype", choices=("float32", "float64"), field="dtype", help="training precision")
     _train_arg(pt, "--forward", choices=("effective", "model"), field="forward",
                help="loss through the effective form or the full forward pass")
     pt.add_argument("--device", default="auto", help="auto (CUDA if available), cpu, cuda, cuda:N")
-    pt.add_argument("--max-memory", type=_real("max_memory", positive=True), default=None,
+    pt.add_argument("--max-memory", type=real_arg("max_memory", positive=True), default=None,
                     help="GiB the run may plan to use (default: half this machine's memory)")
     g = pt.add_mutually_exclusive_group()
     _cache_dir_arg(g)
     g.add_argument("--no-cache", action="store_true", help="always train, store nothing")
     pt.add_argument("--json", action="store_true", help="print the run's record as strict JSON")
     pt.add_argument("--out", default=None, help="also write the record to this file (checked before training)")
+    _yes_arg(pt, "the training (one run, or the runs of --profile the cache lacks)")
     pr = pt.add_mutually_exclusive_group()
     pr.add_argument("--progress", dest="progress", action="store_const", const=True, default=None,
                     help="show a progress bar (default: when stderr is a terminal)")
@@ -321,15 +288,16 @@ def build_parser() -> argparse.ArgumentParser:
                          "ldsicl optimum --setting d --s 2 --trajectories 200000",
                          "ldsicl optimum --setting asym --s 3 --starts 64"))
     _add_family_args(po)
-    po.add_argument("--s", type=_int("s", 1), default=2, help="AR window s")
-    po.add_argument("--starts", type=_int("starts", 1), default=32, help="random starts")
-    po.add_argument("--seed", type=_int("seed", 0), default=0, help="seed of the starts")
-    po.add_argument("--trajectories", type=_int("trajectories", 2), default=1_000_000,
+    po.add_argument("--s", type=int_arg("s", 1), default=2, help="AR window s")
+    po.add_argument("--starts", type=int_arg("starts", 1), default=32, help="random starts")
+    po.add_argument("--seed", type=int_arg("seed", 0), default=0, help="seed of the starts")
+    po.add_argument("--trajectories", type=int_arg("trajectories", 2), default=1_000_000,
                     help="setting d only: antithetic raw trajectories behind the moments")
     po.add_argument("--no-classes", action="store_true", help="skip the in-class optimisations")
-    po.add_argument("--max-memory", type=_real("max_memory", positive=True), default=4.0,
+    po.add_argument("--max-memory", type=real_arg("max_memory", positive=True), default=4.0,
                     help="GiB the moment tables may use")
     po.add_argument("--json", action="store_true", help="print one strict-JSON object")
+    _yes_arg(po, "the minimisation")
 
     prep = sub.add_parser(
         "report", help="render the reproducibility report of a claims run",
@@ -345,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     prep.add_argument("--run", action="store_true",
                       help="run `pytest claims -n auto` first (needs the checkout), then render")
     prep.add_argument("--profile", choices=("quick", "paper"), default="quick", help="the profile of --run")
+    _yes_arg(prep, "the claims run of --run")
 
-    sweep_command.add_parser(sub, _Formatter)
+    _yes_arg(sweep_command.add_parser(sub, _Formatter), "the sweep")
 
     pc = sub.add_parser("cache", help="list, remove or export cached trained weights",
                         description="The weight cache: entries keyed by the configuration and a "
@@ -388,8 +357,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_RUN = {"sweep": sweep_command.run_sweep, "kappa": commands.run_kappa, "train": commands.run_train, "optimum": commands.run_optimum,
-        "report": commands.run_report, "runs": cache_commands.run_runs}
+_RUN = {"sweep": sweep_command.run_sweep, "kappa": compute_commands.run_kappa, "train": commands.run_train,
+        "optimum": compute_commands.run_optimum, "report": compute_commands.run_report,
+        "runs": cache_commands.run_runs}
+
+
+def _yes_arg(p, what: str):
+    """``--yes``: run work estimated past the budget (claims/cli/costs.py)."""
+    p.add_argument("--yes", action="store_true",
+                   help=f"run {what} even when its estimate is past the budget ({costs.BUDGET_TEXT})")
 
 
 def _quiet_stdout():
@@ -410,7 +386,7 @@ def main(argv=None) -> int:
         if args.command == "cache":
             return cache_commands.run_cache(args, sub._subparsers._group_actions[0].choices[args.action])
         return _RUN[args.command](args, sub)
-    except _UsageError:
+    except UsageExit:
         return 2
     except BrokenPipeError:
         _quiet_stdout()

@@ -7,7 +7,10 @@ the grid (claims/cluster/grid.py: unknown parameter, empty or repeated axis, rep
 non-numeric value, a cell outside the claims' premise, more than 512 cells), the claims,
 the ``-k`` expression, the profile, the output folder, the scheduler and the workers -- is
 checked before any work, a bad one reported as one line naming its option (exit status 2).
-Then each cell runs as one task on the executor (claims/cluster/executor.py: a local process
+Then the sweep's cost is estimated (:func:`sweep_cost`, an upper bound; claims/cli/costs.py):
+announced on stderr, or refused in one line past the budget unless ``--yes`` (on a cluster's
+address its core-time is announced, not held against this machine's budget).  Then each cell
+runs as one task on the executor (claims/cluster/executor.py: a local process
 pool, ``--scheduler local`` a dask LocalCluster, or a dask cluster's address); one line is
 printed per cell as it finishes (cell, status, seconds, checks held / failed), then where
 the sweep file and the report are.  A cell already done with the same profile, params and
@@ -16,7 +19,8 @@ without running anything.
 
 Exit status: 0 every cell ran (a check that fails is an outcome, recorded), 1 some cell
 failed (pytest crashed or wrote no usable report: the report lists why), 2 a bad argument.
-Nothing here imports torch or dask at import time (tests/test_startup.py).
+Nothing here imports torch or dask at import time (tests/test_startup.py); the estimate of a
+sweep that trains imports torch (the run store's configurations and the cache key).
 """
 from __future__ import annotations
 
@@ -25,10 +29,15 @@ import contextlib
 import os
 from pathlib import Path
 
-from claims.cli.shared import REPO, ParameterError, check_out_dir, usage_error
+from claims.cli import costs
+from claims.cli.shared import MAX_WORKERS, REPO, ParameterError, check_out_dir, short, usage_error
 from claims.harness.profiles import PROFILES
 
-__all__ = ["add_parser", "run_sweep", "DEFAULT_OUT"]
+__all__ = ["add_parser", "run_sweep", "sweep_cost", "DEFAULT_OUT", "CELL_SECONDS"]
+
+#: a cell's pytest run of a few selected checks (``-k``): a sweep of four twin cells took
+#: 103.8 s on one worker (docs/running.md, "What a cluster buys")
+CELL_SECONDS = 26.0
 
 #: where a sweep goes unless ``--out`` says otherwise
 DEFAULT_OUT = REPO / "reports" / "sweep"
@@ -48,7 +57,9 @@ def _workers(text: str) -> int:
     except ValueError:
         n = None
     if n is None or n < 1:
-        raise argparse.ArgumentTypeError(f"workers must be an integer >= 1, got {text!r}")
+        raise argparse.ArgumentTypeError(f"workers must be an integer >= 1, got {short(text)}")
+    if n > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"workers must be <= {MAX_WORKERS}, got {short(text)}")
     return n
 
 
@@ -151,6 +162,12 @@ def run_sweep(args, parser) -> int:
             workers = check_workers(scheduler, args.workers)
     except ValueError as exc:
         usage_error(parser, exc)
+    if not args.report_only:
+        try:
+            cost = sweep_cost(grid, selection, args.profile, workers, remote=scheduler not in (None, "local"))
+        except ValueError as exc:
+            usage_error(parser, exc)
+        costs.enforce(parser, cost, yes=args.yes or scheduler not in (None, "local"))   # a cluster's time
     if args.report_only:
         out = Path(args.out).expanduser()
         try:
@@ -160,6 +177,43 @@ def run_sweep(args, parser) -> int:
         _report(result, _out_dir(parser, args.out))
         return 0
     return _sweep(parser, grid, selection, args.profile, _out_dir(parser, args.out), scheduler, workers)
+
+
+def sweep_cost(grid, selection, profile: str, workers, *, remote: bool = False):
+    """The :class:`~claims.cli.costs.Cost` of a sweep, an upper bound (cells already done are
+    reused, ``-k`` may skip trained checks): per cell :data:`CELL_SECONDS`, plus, without
+    ``-k``, each claim's share of its profile's evaluation
+    (claims.cli.compute_commands.EVALUATION_SECONDS on 2 cores, split evenly among the
+    claims), plus, unless ``--untrained``, the training of every run the claims train at that
+    cell that the weight cache lacks; the cells spread over the workers."""
+    from claims.cli.compute_commands import EVALUATION_SECONDS
+    from claims.harness.params import activate
+    from claims.specs import CLAIMS, claim_runs
+
+    per_claim = 0.0 if selection.select else 2 * EVALUATION_SECONDS[profile] / len(CLAIMS)
+    base = CELL_SECONDS + per_claim * len(selection.claims)
+    cells = []
+    if selection.untrained:
+        cells = [costs.Cost(base, 0, "cell") for _ in grid.cells()]
+    else:
+        from claims.harness.profiles import get_profile
+        from claims.harness.runs import config_for                 # torch: the run store's configurations
+        from models.cache import cache_path
+        from models.trainer import memory_estimate
+
+        prof = get_profile(profile)
+        for point in grid.cells():
+            with activate(point):
+                ids = dict.fromkeys(r.run for name in selection.claims for r in claim_runs(name, prof))
+            runs = [config_for(rid, prof) for rid in ids]
+            todo = [costs.train_cost(c, memory_estimate(c)) for c in runs if not cache_path(c).is_file()]
+            cells.append(costs.Cost(base + sum(c.seconds for c in todo), max((c.bytes for c in todo), default=0),
+                                    "cell"))
+    n = workers or (1 if remote else os.cpu_count() or 1)      # a cluster: its core-time
+    total = costs.runs_cost(cells, n, f"the sweep of {len(cells)} cell{'' if len(cells) == 1 else 's'} of --grid "
+                                      f"{grid.tag()}, claims "
+                                      f"{selection.describe()}, {n} at a time, at most")
+    return costs.Cost(total.seconds, 0 if remote else total.bytes, total.what, "fewer cells or --untrained")
 
 
 def _sweep(parser, grid, selection, profile, out: Path, scheduler, workers) -> int:

@@ -31,7 +31,7 @@ from claims.figures.common import detail, matrix, of_check, setting_colour, vect
 from claims.harness.spec import FigureSpec
 from theory.ar import ar1_optimal_weights
 
-__all__ = ["KappaCurve", "TrainedCoefficients", "KappaFigure", "kappa_data", "overlaps", "kappa_figure",
+__all__ = ["KappaCurve", "TrainedCoefficients", "KappaFigure", "kappa_data", "overlaps", "jittered", "kappa_figure",
            "Ar1Weights", "ar1_gauge", "ar1_weight_data", "ar1_weight_figure", "FIGURES"]
 
 CLAIM = "ar1-optimum"
@@ -107,12 +107,29 @@ def overlaps(curve: KappaCurve | None, tol: float = 0.02) -> list[tuple[str, str
     return out
 
 
+#: the T of the trained AR(1) layers, and the horizontal spread of their markers (in T, from
+#: one setting to the next, centred on it) that keeps settings of nearly one kappa apart
+TRAINED_T, JITTER = 30, 0.6
+
+
+def jittered(n: int, at: float = TRAINED_T, step: float = JITTER) -> list[float]:
+    """Where the markers of ``n`` settings' trained layers are drawn: ``step`` apart, centred
+    on ``at`` (for visibility only; every one is at ``at``).
+
+    >>> jittered(4)
+    [29.1, 29.7, 30.3, 30.9]
+    """
+    return [round(at + step * (i - (n - 1) / 2), 10) for i in range(n)]
+
+
 def kappa_figure(plt, data: KappaFigure, path) -> None:
     """Exact kappa against T per setting; a Monte Carlo kappa at T = 30 with its 95 % error
-    bar (its only route); the trained coefficients per run with their mean and range; curves
-    that coincide are named in the legend."""
+    bar (its only route); the trained coefficients per run with their mean and range, each
+    setting's markers shifted horizontally (:func:`jittered`, said in the legend's title
+    and each entry); curves that coincide are named in the legend, which sits below the
+    axes, off the data."""
     curve = data.curve
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    fig, ax = plt.subplots(figsize=(7.5, 6.2))
     same = {b: (a, rel) for a, b, rel in overlaps(curve)}
     if curve:
         for st, vals in curve.kappa.items():
@@ -120,21 +137,23 @@ def kappa_figure(plt, data: KappaFigure, path) -> None:
                      if st in same else "")
             ax.plot(curve.T, vals, "-o" if st not in same else "--", ms=3, color=setting_colour(st),
                     label=f"kappa, setting {st} ({curve.methods.get(st, '')}{extra})")
-    for i, t in enumerate(data.trained):
+    xs = jittered(len(data.trained))
+    for x, t in zip(xs, data.trained):
         st, k, per, (lo, hi), k_se = t.setting, t.kappa, t.per_run, t.range, t.kappa_stderr
-        x = 30 + 0.6 * (i - 1.5)
         if k_se and not (curve and st in curve.kappa):
-            ax.errorbar([30.0], [k], yerr=[[1.96 * k_se], [1.96 * k_se]], fmt="D", ms=4, mfc="none",
+            ax.errorbar([float(TRAINED_T)], [k], yerr=[[1.96 * k_se], [1.96 * k_se]], fmt="D", ms=4, mfc="none",
                         color=setting_colour(st), capsize=4,
-                        label=f"kappa, setting {st} (Monte Carlo, T = 30 only; 95 % error bar)")
+                        label=f"kappa, setting {st} (Monte Carlo, T = {TRAINED_T} only; 95 % error bar)")
         ax.plot([x] * len(per), per, "x", color=setting_colour(st), ms=5)
-        ax.errorbar([x], [float(np.mean(per))], yerr=[[float(np.mean(per)) - lo], [hi - float(np.mean(per))]],
-                    fmt="s", ms=4, color=setting_colour(st), capsize=3,
-                    label=f"trained, setting {st}: runs (x), their mean and range")
+        mean = float(np.mean(per))
+        ax.errorbar([x], [mean], yerr=[[mean - lo], [hi - mean]], fmt="s", ms=4, color=setting_colour(st), capsize=3,
+                    label=f"trained, setting {st}: runs (x), their mean and range (drawn at T = {x:g})")
     ax.set_xlabel("T (sequence length)")
     ax.set_ylabel("kappa (eq. 15) / learned b2 W11 + b1 W21")
-    ax.set_title("Theorem 4.1: exact kappa against T, trained AR(1) coefficients at T = 30", fontsize=9)
-    ax.legend(fontsize=6)
+    ax.set_title(f"Theorem 4.1: exact kappa against T, trained AR(1) coefficients at T = {TRAINED_T}", fontsize=9)
+    title = (f"trained layers: all at T = {TRAINED_T}, their markers shifted horizontally by {JITTER:g} per "
+             "setting for visibility" if data.trained else None)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), title=title, title_fontsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)

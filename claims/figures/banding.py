@@ -168,55 +168,86 @@ def seed0_figure(plt, data: BandingFigure, path) -> None:
     plt.close(fig)
 
 
+#: the gallery's layout, in inches: a column's pitch, a matrix's width (b strip) or height
+#: (W_QK), the room of the y tick labels at the left, of a row of tick labels, of a title's
+#: line, the gap between rows and the colour bars' column at the right
+_PITCH, _IMG, _LEFT, _TICKS, _LINE, _GAP, _BARS = 1.45, 1.2, 0.3, 0.16, 6 * 1.3 / 72, 0.1, 0.55
+
+
+def _index_ticks(ax, rows: int | None, cols: int) -> None:
+    """1-based index ticks (the features 1..s+1, W_QK's columns 1..s) on an imshow axis;
+    ``rows`` None: none on the y axis (a b strip)."""
+    ax.set_xticks(range(cols), [str(m + 1) for m in range(cols)])
+    ax.set_yticks([] if rows is None else range(rows), [] if rows is None else [str(r + 1) for r in range(rows)])
+    ax.tick_params(labelsize=6, length=2, pad=1)
+
+
+def _gallery_panels(per_s, s):
+    """(the optimum's class masks or None, [(title, b, W)]) of one row: the optimum (or a
+    blank) first, then every run."""
+    masks, opt = None, per_s[s].optimum
+    if opt is not None:
+        V, Q = np.zeros((s + 1, s + 1)), np.zeros((s + 1, s + 1))
+        V[s], Q[:, :s] = np.asarray(opt.b, dtype=float), np.asarray(opt.W, dtype=float)
+        cls, _ = classify(V, Q)
+        masks = class_masks(s, cls) if cls else None
+    panels = [(f"s={s} optimum", opt.b, opt.W)] if opt is not None else [(None, None, None)]
+    panels += [(wrap(f"s={s} seed {k}: {run.basin or ''}".replace("(mirror image shown)", "(mirrored)"), 24),
+                run.b, run.W) for k, run in enumerate(per_s[s].runs)]
+    return masks, panels
+
+
 def gallery_figure(plt, data: BandingFigure, path) -> dict:
     """Every run's b and W_QK beside the population optimum's, one row per window s, one
     colour scale for all b panels and one for all W_QK panels of a row (colour bars at the
     end of the row); the canonical gauge fixes scale and sign (the b entry of largest
-    magnitude is +1); each run titled with the basin it is headed for.  Returns the colour
-    limits per row."""
+    magnitude is +1); each run titled with the basin it is headed for; 1-based index ticks
+    on every matrix.  Laid out in inches (each entry a square of one size per row, each
+    row's titles given the room of their lines): no title runs into the matrix above and
+    the canvas ends at the last row.  Returns the colour limits per row."""
     setting, per_s = data.setting, data.windows
     rows = sorted(s for s in per_s if s is not None and per_s[s].runs is not None)
     ncol = 1 + max(len(per_s[s].runs) for s in rows)
-    fig, axes = plt.subplots(2 * len(rows), ncol, figsize=(1.6 * ncol + 1.2, 2.8 * len(rows) + 0.8),
-                             squeeze=False, gridspec_kw={"height_ratios": [1, 3] * len(rows)})
-    limits = {}
-    for i, s in enumerate(rows):
-        masks = None
-        opt = per_s[s].optimum
-        if opt is not None:
-            ob, oW = (np.asarray(x, dtype=float) for x in (opt.b, opt.W))
-            V, Q = np.zeros((s + 1, s + 1)), np.zeros((s + 1, s + 1))
-            V[s], Q[:, :s] = ob, oW
-            cls, _ = classify(V, Q)
-            masks = class_masks(s, cls) if cls else None
-        panels = [("optimum", opt.b, opt.W)] if opt is not None else [(None, None, None)]
-        panels += [(f"seed {k}: {run.basin or ''}", run.b, run.W) for k, run in enumerate(per_s[s].runs)]
-        Ws = [np.abs(np.asarray(W, dtype=float)).max() for _, _, W in panels if W is not None]
-        lim_w = max(max(Ws), 1e-12)
+    width = _LEFT + ncol * _PITCH + _BARS
+    title = wrap(f"banding, setting {setting}: b (top strip, transposed) and W_QK[:, 1..s] of every run "
+                 "beside the optimum; ticks: the features 1..s+1 (b's entries, W_QK's rows) and W_QK's "
+                 "columns 1..s; canonical gauge (largest |b| = +1); one colour scale per row; outlined: "
+                 "the entries the optimum's class keeps; a run headed for the mirror image y_t -> (-1)^t y_t "
+                 "of its point is shown mirrored", int(14 * width))
+    row_panels = {s: _gallery_panels(per_s, s) for s in rows}
+    room = {s: max(str(t).count("\n") + 1 for t, _, _ in row_panels[s][1] if t) * _LINE + 0.05 for s in rows}
+    band = (title.count("\n") + 1) * 8 * 1.3 / 72 + 0.15
+    height = band + sum(room[s] + _IMG / (s + 1) + _IMG + 2 * _TICKS + 2 * _GAP for s in rows)
+    fig = plt.figure(figsize=(width, height))
+    limits, top = {}, height - band
+    for s in rows:
+        masks, panels = row_panels[s]
+        lim_w = max(max(np.abs(np.asarray(W, dtype=float)).max() for _, _, W in panels if W is not None), 1e-12)
         limits[s] = (1.0, lim_w)
-        for j in range(ncol):
-            ax_b, ax_w = axes[2 * i, j], axes[2 * i + 1, j]
-            if j >= len(panels) or panels[j][1] is None:
-                ax_b.axis("off")
-                ax_w.axis("off")
+        h_b = _IMG / (s + 1)
+        y_b = top - room[s] - h_b
+        y_w = y_b - _TICKS - _GAP - _IMG
+        for j, (name, b, W) in enumerate(panels):
+            if b is None:
                 continue
-            title, b, W = panels[j]
+            x = _LEFT + j * _PITCH
+            ax_b = fig.add_axes((x / width, y_b / height, _IMG / width, h_b / height))
+            ax_w = fig.add_axes((x / width, y_w / height, _IMG * s / (s + 1) / width, _IMG / height))
             im_b = ax_b.imshow(np.asarray(b, dtype=float)[None, :], cmap="RdBu_r", vmin=-1.0, vmax=1.0)
             im_w = ax_w.imshow(np.asarray(W, dtype=float), cmap="RdBu_r", vmin=-lim_w, vmax=lim_w)
             if masks is not None:
                 outline(ax_b, masks[0][None, :])
                 outline(ax_w, masks[1])
-            for ax in (ax_b, ax_w):
-                ax.set_xticks([])
-                ax.set_yticks([])
-            ax_b.set_title(wrap(f"s={s} {title}", 22), fontsize=6)
-        fig.colorbar(im_b, ax=list(axes[2 * i]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
-        fig.colorbar(im_w, ax=list(axes[2 * i + 1]), fraction=0.02, pad=0.01).ax.tick_params(labelsize=6)
-    fig.suptitle(wrap(f"banding, setting {setting}: b (top strip, transposed) and W_QK[:, 1..s] of every run "
-                      "beside the optimum; canonical gauge (largest |b| = +1); one colour scale per row; outlined: "
-                      "the entries the optimum's class keeps; a run headed for the mirror image y_t -> (-1)^t y_t "
-                      "of its point is shown mirrored", 20 * ncol), fontsize=8)
-    fig.savefig(path, dpi=80)
+            _index_ticks(ax_b, None, s + 1)
+            _index_ticks(ax_w, s + 1, s)
+            ax_b.set_title(name, fontsize=6, pad=2)
+        x_bar = (_LEFT + ncol * _PITCH) / width
+        for im, y, h in ((im_b, y_b, h_b), (im_w, y_w, _IMG)):
+            cax = fig.add_axes((x_bar, y / height, 0.1 / width, max(h, 0.3) / height), label="<colorbar>")
+            fig.colorbar(im, cax=cax).ax.tick_params(labelsize=6)
+        top = y_w - _TICKS - _GAP
+    fig.suptitle(title, fontsize=8, y=1 - 0.05 / height, va="top")
+    fig.savefig(path, dpi=90)
     plt.close(fig)
     return limits
 

@@ -18,6 +18,8 @@ Traceback (most recent call last):
 ValueError: figure demo: record 'demo/x/a' has no details['W_QK']
 >>> setting_colour("b")
 'C1'
+>>> distinct_colours(3), len(set(distinct_colours(25)))
+(['C0', 'C1', 'C2'], 25)
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import numpy as np
 from claims.harness.coverage import ALL
 
 __all__ = ["CLIP", "detail", "of_check", "vector", "matrix", "interval_of", "setting_colour",
-           "one_setting", "outline", "wrap"]
+           "one_setting", "outline", "wrap", "distinct_colours"]
 
 #: the error-ratio figures (spectral shift, depth) stop their axis at this multiple of the
 #: filter's median error; points above are drawn as triangles on the edge
@@ -99,3 +101,13 @@ def outline(ax, mask, inset: float = 0.1) -> None:
 def wrap(text: str, width: int) -> str:
     """``text`` wrapped at ``width`` characters (titles of the figures)."""
     return "\n".join(textwrap.wrap(str(text), width))
+
+
+def distinct_colours(n: int) -> list:
+    """``n`` pairwise different colours for the labelled series of one axes: matplotlib's
+    cycle C0..C9 up to ten, else tab20's twenty, else evenly spaced hues."""
+    if n <= 10:
+        return [f"C{k}" for k in range(n)]
+    from matplotlib import colormaps
+    cmap = colormaps["tab20" if n <= 20 else "hsv"]
+    return [tuple(float(v) for v in cmap(k / n if n > 20 else k)) for k in range(n)]

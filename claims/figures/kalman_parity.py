@@ -1,10 +1,12 @@
 """The figures of the kalman-parity claim (claims/specs/kalman_parity.py).
 
 - ``kalman-parity.png`` (:func:`parity_data`, :func:`parity_figure`): MSE / MSE(Kalman)
-  against s, one panel per setting, one series per method (:data:`SERIES`, from each
-  record's check and variant; a stack by its depth), with each value's interval -- for a
-  check judged by run, the runs' mean and range, not the share -- and N4SID (no window) as
-  a reference line;
+  against the (integer) window s, one panel per setting, one series per method
+  (:data:`SERIES`, from each record's check and variant; a stack by its depth), with each
+  value's interval -- for a check judged by run, the runs' mean and range, not the share --
+  N4SID (no window) as a reference line, and the tolerance each trained run is held to
+  (``MSE ratio <= 1.05``, read from the records) as a labelled horizontal line; the legend
+  sits right of the last panel, off the data;
 - ``per-position.png`` (:func:`position_data`, :func:`position_figure`): the MSE of
   predicting y_t from y_1..y_(t-1) at every position t (the ``per-position-mse`` record's
   ``t``, ``mse`` and ``sequences``), on a log axis clipped at 3 x the 95th percentile.
@@ -12,8 +14,9 @@
 >>> from claims.harness.records import make_record
 >>> r = make_record(claim="kalman-parity", check="baseline-mse-ratio", label="r", paper_ref="Sec. 5",
 ...                 measured=1.3, kind="reported", setting="a", variant="n4sid")
->>> parity_data([r])[""]
-(RatioPoint(setting='a', s=None, variant='n4sid', series='N4SID (in context)', value=1.3, interval=None),)
+>>> (p,) = parity_data([r])[""]
+>>> p.series, p.value, p.interval, p.tolerance      # a reported baseline: no tolerance line
+('N4SID (in context)', 1.3, None, None)
 """
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ __all__ = ["SERIES", "RatioPoint", "parity_data", "parity_figure", "PerPosition"
            "position_figure", "FIGURES"]
 
 CLAIM = "kalman-parity"
+#: the resolution the figures are laid out and saved at (one, so that what a test reads from
+#: the drawn canvas is what the PNG shows)
+DPI = 90
 
 #: the series of the ratio-to-Kalman figure, by check and variant
 SERIES = {("trained-mse-ratio", None): "trained layer (runs: mean and range)",
@@ -40,7 +46,8 @@ SERIES = {("trained-mse-ratio", None): "trained layer (runs: mean and range)",
 @dataclass(frozen=True)
 class RatioPoint:
     """One value of a series of the parity figure: MSE / MSE(Kalman) at (setting, s), its
-    interval or None."""
+    interval or None, and the upper bound the value (each run's, for a check judged by run)
+    is held to, or None (a reported baseline)."""
 
     setting: str
     s: int | None
@@ -48,6 +55,7 @@ class RatioPoint:
     series: str
     value: float
     interval: tuple[float, float] | None
+    tolerance: float | None = None
 
 
 def parity_data(records) -> dict[str, tuple[RatioPoint, ...]]:
@@ -62,16 +70,25 @@ def parity_data(records) -> dict[str, tuple[RatioPoint, ...]]:
         if r.per_run:       # judged by run: the runs' mean and range, not the share
             vals = [float(v) for v in (r.values or [e.value for e in r.runs or []])]
             value, iv = float(np.mean(vals)), (min(vals), max(vals))
+            comparator, tol = r.per_run["comparator"], r.per_run["tolerance"]
         else:
             value, iv = float(r.measured), interval_of(r)
-        out.append(RatioPoint(str(c.setting), c.s, c.variant, name, value, iv))
+            comparator, tol = r.comparator, r.tolerance
+        tol = float(tol) if tol is not None and comparator in ("<=", "<") else None
+        out.append(RatioPoint(str(c.setting), c.s, c.variant, name, value, iv, tol))
     return {"": tuple(out)} if out else {}
 
 
 def parity_figure(plt, rows: tuple[RatioPoint, ...], path) -> None:
-    """MSE / MSE(Kalman) against s, per setting and method."""
+    """MSE / MSE(Kalman) against the window s (integer ticks), per setting and method, with
+    the filter at 1 and each trained check's tolerance as a labelled line."""
+    from matplotlib.ticker import FixedLocator
     settings = sorted({p.setting for p in rows})
-    fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.4), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(1, len(settings), figsize=(3.3 * len(settings) + 2.4, 3.4), squeeze=False,
+                             sharey=True, dpi=DPI)
+    names = sorted({p.series for p in rows if p.s is not None})
+    colour = {n: f"C{i % 10}" for i, n in enumerate(names)}
+    tols = sorted({p.tolerance for p in rows if p.tolerance is not None})
     for ax, st in zip(axes[0], settings):
         series: dict = {}
         for p in rows:
@@ -83,18 +100,24 @@ def parity_figure(plt, rows: tuple[RatioPoint, ...], path) -> None:
             xs = [q[0] for q in pts]
             ys = [q[1] for q in pts]
             err = np.array([[q[1] - q[2][0], q[2][1] - q[1]] if q[2] else [0, 0] for q in pts]).T
-            ax.errorbar(xs, ys, yerr=np.clip(err, 0, None), fmt="-o", ms=3, capsize=2, label=name)
+            ax.errorbar(xs, ys, yerr=np.clip(err, 0, None), fmt="-o", ms=3, capsize=2, label=name,
+                        color=colour[name])
         n4 = [p.value for p in rows if p.setting == st and p.variant == "n4sid"]
         if n4:
-            ax.axhline(n4[0], color="C3", ls="--", lw=1, label="N4SID (in context)")
-        ax.axhline(1.0, color="black", lw=0.8)
+            ax.axhline(n4[0], color="0.45", ls="--", lw=1, label="N4SID (in context, no window)")
+        ax.axhline(1.0, color="black", lw=0.8, label="Kalman filter (= 1)")
+        for k, t in enumerate(tols):
+            ax.axhline(t, color="darkred", ls=(0, (4, 2)) if k == 0 else ":", lw=1.1,
+                       label=f"tolerance {t:g}: a trained run holds at <= {t:g}")
+        windows = sorted({p.s for p in rows if p.s is not None})
+        ax.xaxis.set_major_locator(FixedLocator(windows))       # s is an integer window: no 1.5
         ax.set_title(f"setting {st}", fontsize=9)
-        ax.set_xlabel("window s")
+        ax.set_xlabel("window s (integer)")
     axes[0][0].set_ylabel("MSE / MSE(Kalman filter)")
-    axes[0][-1].legend(fontsize=6)
+    axes[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0.0)
     fig.suptitle("Kalman parity: every predictor against the filter, same held-out sequences", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
 
 

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
+from matplotlib.lines import Line2D
 
 from claims.figures.common import detail, of_check, vector
 from claims.harness.coverage import MONTE_CARLO
 from claims.harness.spec import FigureSpec
 
 __all__ = ["BasinPoint", "BasinWindow", "Basins", "basin_data", "basin_figure",
-           "LossPanel", "loss_data", "loss_figure", "FIGURES"]
+           "LossPanel", "loss_data", "spread", "loss_figure", "FIGURES"]
 
 CLAIM = "training-basins"
 
@@ -162,22 +163,90 @@ def _plain_ticks(value, _pos=None) -> str:
     return f"{value:g}"
 
 
+def spread(ys, gap: float, lo: float = 0.0, hi: float = 1.0) -> list[float]:
+    """Positions for labels wanted at ``ys`` (any order), each at least ``gap`` from the
+    next and, where they fit, inside [lo, hi]: the labels' order kept, each moved as little
+    as the others allow (a forward, a backward and a forward pass).
+
+    >>> [round(y, 2) for y in spread([0.5, 0.52, 0.1], 0.1)]
+    [0.46, 0.56, 0.1]
+    >>> [round(y, 2) for y in spread([0.99, 1.0], 0.1, 0.05, 0.95)]
+    [0.85, 0.95]
+    """
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    p = [float(ys[i]) for i in order]
+    n = len(p)
+    if n == 0:
+        return []
+    centre = [max(p[0], lo)]
+    for y in p[1:]:
+        centre.append(max(y, centre[-1] + gap))
+    # a cluster pushed up is centred on its wanted positions, then kept within [lo, hi]
+    out, k = list(centre), 0
+    while k < n:
+        j = k
+        while j + 1 < n and out[j + 1] - out[j] <= gap + 1e-12:
+            j += 1
+        shift = (sum(p[k:j + 1]) - sum(out[k:j + 1])) / (j + 1 - k)
+        for i in range(k, j + 1):
+            out[i] += min(0.0, shift)
+        k = j + 1
+    for i in range(n - 1, -1, -1):
+        out[i] = min(out[i], hi if i == n - 1 else out[i + 1] - gap)
+    for i in range(n):
+        out[i] = max(out[i], lo if i == 0 else out[i - 1] + gap)
+    res = [0.0] * n
+    for rank, i in enumerate(order):
+        res[i] = out[rank]
+    return res
+
+
+#: the layout of ``training-loss.png``, in inches: per column the room for the y tick
+#: labels and label, the axes and the margin column of labels; per row the axes, the room
+#: above them (title) and below (x tick labels and label); the suptitle's band
+_PAD_LEFT, _AX_W, _MARGIN, _AX_H, _PAD_TOP, _PAD_BOTTOM, _TITLE = 0.62, 2.4, 1.6, 1.85, 0.3, 0.5, 0.55
+_LABEL_SIZE = 6
+
+
+def _margin_labels(ax, items, x_at) -> None:
+    """Label horizontal lines of ``ax`` in its right margin: ``items`` of (y in data units,
+    text), each text at its line's height or moved off its neighbours (:func:`spread`),
+    joined to the line's end by a thin leader."""
+    if not items:
+        return
+    to_axes = ax.transAxes.inverted()
+    want = [float(to_axes.transform(ax.transData.transform((x_at, y)))[1]) for y, _ in items]
+    gap = 1.35 * _LABEL_SIZE / 72 / _AX_H
+    for (_, text), y, at in zip(items, want, spread(want, gap, gap / 2, 1 - gap / 2)):
+        # the leader is the figure's (not the axes'): it is no data line of the panel
+        ax.figure.add_artist(Line2D([1.0, 1.025, 1.06], [y, y, at], transform=ax.transAxes, lw=0.5, color="0.5"))
+        ax.text(1.065, at, text, transform=ax.transAxes, fontsize=_LABEL_SIZE, va="center", ha="left",
+                color="0.25")
+
+
 def loss_figure(plt, panels: tuple[LossPanel, ...], path, cols: int = 4) -> None:
-    """Training loss / L* against steps, every run, one panel per cell (log axis)."""
+    """Training loss / L* against steps, every run, one panel per cell (log axis); the line
+    at L* and those of the stationary points the runs are headed for labelled in a margin
+    column right of each panel (:func:`_margin_labels`: no label overprints another, a
+    curve or a tick label); the runs' colours in a legend in the first panel's margin."""
     rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows + 0.6), squeeze=False)
-    for ax, p in zip(axes.flat, panels):
+    cell_w, cell_h = _PAD_LEFT + _AX_W + _MARGIN, _PAD_TOP + _AX_H + _PAD_BOTTOM
+    W, H = cols * cell_w + 0.1, rows * cell_h + _TITLE
+    fig = plt.figure(figsize=(W, H))
+    axes = []
+    for k, p in enumerate(panels):
+        r, c = divmod(k, cols)
+        ax = fig.add_axes(((c * cell_w + _PAD_LEFT) / W, (H - _TITLE - (r + 1) * cell_h + _PAD_BOTTOM) / H,
+                           _AX_W / W, _AX_H / H))
+        axes.append(ax)
         steps = np.asarray(p.steps, dtype=float)
-        for k, curve in enumerate(p.curves):
-            ax.plot(steps, np.asarray(curve, dtype=float) / p.L_star, lw=0.8, color=f"C{k % 10}",
-                    label=f"seed {k}")
+        for j, curve in enumerate(p.curves):
+            ax.plot(steps, np.asarray(curve, dtype=float) / p.L_star, lw=0.8, color=f"C{j % 10}",
+                    label=f"seed {j}")
         ax.axhline(1.0, color="k", lw=1.0, label="L* (optimum)")
-        others = [(loss, name) for loss, name in p.basin_losses if not name.startswith("optimum")]
-        for k, (loss, name) in enumerate(others):
-            ax.axhline(loss / p.L_star, color="0.5", lw=0.8, ls="--")
-            # labels of nearby lines staggered along the axis so that they do not overprint
-            ax.text(steps[-1] * (1 - 0.38 * (k % 3)), loss / p.L_star, name, fontsize=5, ha="right",
-                    va="bottom", color="0.3")
+        others = [(loss / p.L_star, name) for loss, name in p.basin_losses if not name.startswith("optimum")]
+        for y, _ in others:
+            ax.axhline(y, color="0.5", lw=0.8, ls="--")
         ax.set_yscale("log")
         for axis_formatter in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
             axis_formatter(_plain_ticks)
@@ -185,14 +254,18 @@ def loss_figure(plt, panels: tuple[LossPanel, ...], path, cols: int = 4) -> None
         ax.set_xlabel("step", fontsize=7)
         ax.set_ylabel("training loss / L*", fontsize=7)
         ax.tick_params(labelsize=6)
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=5, loc="upper right")
+        ax.set_ylim(ax.get_ylim())                       # fixed before the labels are placed
+        _margin_labels(ax, [(1.0, "L* (optimum)")] + others, steps[-1])
+    if axes:
+        most = max(range(len(panels)), key=lambda k: len(panels[k].curves))
+        handles = [h for h in axes[most].get_lines() if h.get_label().startswith("seed")]
+        axes[0].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                       title="runs", title_fontsize=6)
     fig.suptitle("training loss (block means of fresh batches: a Monte Carlo estimate) over the population "
-                 f"optimum's loss L* (setting {', '.join(MONTE_CARLO)}: Monte Carlo moments); dashed: stationary "
-                 "points the AR(s) runs are headed for", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
+                 f"optimum's loss L* (setting {', '.join(MONTE_CARLO)}: Monte Carlo moments);\nright of each "
+                 "panel: L* and the stationary points the AR(s) runs are headed for (dashed; name: kind, class, "
+                 "excess over L*)", fontsize=8, y=1 - 0.08 / H, va="top")
+    fig.savefig(path, dpi=90)
     plt.close(fig)
 
 

@@ -21,6 +21,9 @@ loop over that list, and the claim's test file imports its spec.
   claims/harness/params.py) the claim follows; the others it sets itself where its statement
   is a grid over them (``params_note`` says so), e.g. the depth claim's horizons.
 * ``known``: ``check_id -> {profile: why}``, the known non-reproductions (strict xfails).
+* ``no_control``: ``check -> why``, the claim's check families that have no negative
+  control, each with the reason (every other family has one that must fail; the
+  verdict tables list these, tests/test_findings.py holds the list to the records).
 * ``figures``: what the report draws for the claim, each a data function over the
   claim's typed records returning typed objects (one figure per key) and a drawing function.
 
@@ -37,7 +40,7 @@ from typing import Any, Callable, Mapping
 from claims.harness.identity import Coords, check_id
 from claims.harness.params import PARAMS
 
-__all__ = ["ClaimSpec", "Headline", "FigureSpec", "no_runs", "check_ids"]
+__all__ = ["ClaimSpec", "Headline", "KINDS", "FigureSpec", "no_runs", "check_ids"]
 
 
 def check_ids(claim: str, check: str, *coords: Mapping) -> tuple[str, ...]:
@@ -62,6 +65,15 @@ class Headline:
     ``trained``: the statement is about what training finds (the paper's experiments),
     not about the construction or the exact optimum (its theorems).  ``reason``: why these
     checks carry the statement (and the claim's other checks support or report).
+    ``tolerance``: whose tolerance decides its checks -- ``"paper"`` only where every one of
+    them is judged at a tolerance the source states (for a check judged by run, the
+    criterion each run is held to), else ``"ours"`` (tests/test_findings.py holds it to the
+    published records).  ``ours``: the statement is our operationalisation, not one the
+    sources make (e.g. a summary's reading of a paper).  :attr:`kind` is one of
+    :data:`KINDS`.
+
+    >>> Headline("c", "x.", "eq. 1", ("c/x",)).kind, Headline("c", "x.", "Fig. 2", ("c/x",), tolerance="paper").kind
+    ('ours-tolerance', 'paper-tolerance')
     """
 
     claim: str
@@ -70,6 +82,29 @@ class Headline:
     check_ids: tuple[str, ...]
     trained: bool = False
     reason: str = ""
+    tolerance: str = "ours"
+    ours: bool = False
+
+    def __post_init__(self):
+        if self.tolerance not in ("paper", "ours"):
+            raise ValueError(f"Headline.tolerance must be 'paper' or 'ours', got {self.tolerance!r}")
+        if self.ours and self.tolerance == "paper":
+            raise ValueError("Headline.tolerance cannot be 'paper' for a statement of ours")
+
+    @property
+    def kind(self) -> str:
+        """``"paper-tolerance"``, ``"ours-tolerance"`` or ``"ours-statement"`` (:data:`KINDS`)."""
+        if self.ours:
+            return "ours-statement"
+        return "paper-tolerance" if self.tolerance == "paper" else "ours-tolerance"
+
+
+#: the three kinds of statement the findings count apart, in their order, with their headings
+KINDS = {
+    "paper-tolerance": "The sources' statements at the sources' own tolerance",
+    "ours-tolerance": "The sources' statements at our tolerance (ours shown in each row)",
+    "ours-statement": "Statements we test that the sources do not make",
+}
 
 
 @dataclass(frozen=True)
@@ -121,8 +156,12 @@ class ClaimSpec:
     reported_table: bool = False
     params: tuple[str, ...] = PARAMS
     params_note: str = ""
+    no_control: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
+        empty = [c for c, why in self.no_control.items() if not isinstance(why, str) or not why.strip()]
+        if empty:
+            raise ValueError(f"ClaimSpec {self.name!r}: no_control needs a reason for each check, got none for {empty}")
         bad = [p for p in self.params if p not in PARAMS]
         if bad or not isinstance(self.params, tuple):
             raise ValueError(f"ClaimSpec {self.name!r}: params must be a tuple of {PARAMS}, got {self.params!r}")

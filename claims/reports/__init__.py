@@ -9,7 +9,10 @@
   (claims/figures/), then the per-run figure of each claim.
 - :mod:`claims.reports.fig_training` the loss histories the trained claims store for the
   training-loss figure.
-- :mod:`claims.reports.findings`     what the published runs conclude per statement, in plain words.
+- :mod:`claims.reports.findings`     what the published runs conclude per statement, in plain words,
+  the three kinds of statement counted apart.
+- :mod:`claims.reports.controls`     the negative controls of a run, family by family, against the
+  registry's families without one (``ClaimSpec.no_control``).
 - :mod:`claims.reports.readme`       ``python -m claims.reports.readme``: the README's findings
   block and ``docs/results/verdicts.md`` (``--check`` in the tests).
 - :mod:`claims.reports.compare`      ``python -m claims.reports.compare BEFORE.json AFTER.json``:

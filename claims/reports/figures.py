@@ -51,6 +51,9 @@ _ALLOWED = {"<=": lambda t: (-np.inf, t), "<": lambda t: (-np.inf, t), ">=": lam
 #: how far outside the interval-and-tolerance window a run may lie before it is clipped (in
 #: widths of that window)
 CLIP_WIDTHS = 3.0
+#: the resolution :func:`seed_figure` is laid out and saved at (one, so that what a test reads
+#: from the drawn canvas is what the PNG shows)
+DPI = 80
 
 
 @dataclass(frozen=True)
@@ -136,10 +139,29 @@ def _seed_panel(ax, r) -> dict:
     ax.set_title(wrap(f"{r.where}: {r.check}{ctl} -- {r.verdict}{share}", 70), fontsize=7)
     ax.set_xlabel(wrap(r.label, 60) + (f"\n{clipped} run(s) beyond the axis (triangles)" if clipped else ""),
                   fontsize=6)
-    if names:
+    if names:            # above the rows, in room :func:`_room_for_legend` makes once the layout is set
         ax.legend(handles=[ax.plot([], [], "o", color=f"C{i % 10}", label=n)[0] for i, n in enumerate(names)],
-                  fontsize=5, loc="upper right", frameon=False)
-    return {"window": (x0, x1), "clipped": clipped, "tolerance_lines": tol_lines}
+                  fontsize=5, loc="upper center", ncol=min(len(names), 2), borderaxespad=0.2, framealpha=0.85,
+                  edgecolor="none",
+                  handletextpad=0.1, columnspacing=1.0, labelspacing=0.2)
+    return {"window": (x0, x1), "clipped": clipped, "tolerance_lines": tol_lines,
+            "top_row": 1 + 0.35 * max(len(names) - 1, 0)}
+
+
+def _room_for_legend(ax, top_row: float, gap_px: float = 5.0) -> None:
+    """Raise the top of ``ax``'s y axis until its highest row of runs (``top_row``, plus a
+    marker's ``gap_px``) lies below its legend, which is anchored to the top of the axes: the
+    legend then covers no run, clipped or not.  Called once the figure's layout is final."""
+    leg = ax.get_legend()
+    if leg is None:
+        return
+    r = ax.figure.canvas.get_renderer()
+    box, frame = leg.get_window_extent(r), ax.get_window_extent(r)
+    free = box.y0 - frame.y0 - gap_px          # pixels of the axes below the legend
+    y0, y1 = ax.get_ylim()
+    need = (top_row - y0) / (y1 - y0) * frame.height
+    if free > 0 and need > free:
+        ax.set_ylim(y0, y0 + (top_row - y0) * frame.height / free)
 
 
 def seed_figure(plt, data: SeedRows, path, cols: int = 3) -> None:
@@ -147,18 +169,19 @@ def seed_figure(plt, data: SeedRows, path, cols: int = 3) -> None:
     rows = data.records
     n = len(rows)
     nr = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 1.9 * nr + 0.8), squeeze=False)
-    for ax, r in zip(axes.flat, rows):
-        _seed_panel(ax, r)
-    for ax in list(axes.flat)[n:]:
-        ax.axis("off")
+    fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 2.1 * nr + 0.8), squeeze=False, dpi=DPI)
+    drawn = [(ax, _seed_panel(ax, r)) for ax, r in zip(axes.flat, rows)]
+    for ax in list(axes.flat)[n:]:       # no empty frames (nor their hidden tick labels) left behind
+        fig.delaxes(ax)
     fig.suptitle(wrap(f"{data.claim}: each run's value (dots, coloured by the basin it is headed for where there "
                       "are several) with its own 95 % interval where it has a standard error (line), the tolerance "
                       "each run is held to (dashed; shaded: allowed), in the check's own units; the title gives "
                       "the verdict and how many runs hold (the share's Clopper-Pearson interval, against 1/2)",
                       150), fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    fig.savefig(path, dpi=80)
+    for ax, d in drawn:
+        _room_for_legend(ax, d["top_row"])
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
 
 

@@ -37,7 +37,7 @@ from typing import Sequence
 from claims.harness.display import format_criterion, format_interval, format_value
 from claims.harness.records import ClaimRecord
 from claims.harness.reportfile import Report
-from claims.harness.spec import Headline
+from claims.harness.spec import KINDS, Headline
 from claims.specs import CLAIMS, all_headlines
 
 __all__ = ["OUTCOMES", "outcome", "Finding", "findings", "summary_line", "render_findings", "anchor"]
@@ -82,6 +82,11 @@ class Finding:
     counts: dict
     key: str
 
+    @property
+    def kind(self) -> str:
+        """The statement's kind, one of :data:`KINDS` (its headline's)."""
+        return self.headline.kind
+
     def counts_text(self) -> str:
         total = sum(self.counts.values())
         if total == 1:
@@ -123,20 +128,20 @@ def findings(report: Report) -> list[Finding]:
 
 def summary_line(found: Sequence[Finding], profile: str | None = None) -> str:
     """One sentence that cannot be read as "everything reproduced": how many statements, of
-    how many claims, have each outcome, then the same for the theory and the training
-    statements apart.
+    how many claims, have each outcome, then the same for each kind of statement
+    (:data:`KINDS`) apart.
 
     >>> hs = [Headline("c", "x is 0.", "eq. 1", ("c/x",)), Headline("c", "y is 0.", "Fig. 1", ("c/y",), trained=True)]
     >>> f = [Finding(h, o, {}, "-") for h, o in zip(hs, ("reproduced", "undecided"))]
     >>> summary_line(f, "paper")
-    'Paper profile: 2 statements of 1 claims, by their headline checks: 1 reproduced, 0 partly, 0 not reproduced, 1 undecided (theory: 1 reproduced of 1; training: 1 undecided of 1).'
+    'Paper profile: 2 statements of 1 claims, by their headline checks: 1 reproduced, 0 partly, 0 not reproduced, 1 undecided (at our tolerance: 1 reproduced, 1 undecided of 2).'
     """
     claims = sorted({f.headline.claim for f in found})
     n = Counter(f.outcome for f in found)
     parts = [f"{n[o]} {o}" for o in OUTCOMES if n[o] or o != "not run"]
     kinds = []
-    for label, trained in (("theory", False), ("training", True)):
-        sub = Counter(f.outcome for f in found if f.headline.trained == trained)
+    for kind, label in _SHORT.items():
+        sub = Counter(f.outcome for f in found if f.kind == kind)
         if sub:
             kinds.append(f"{label}: " + ", ".join(f"{sub[o]} {o}" for o in OUTCOMES if sub[o])
                          + f" of {sum(sub.values())}")
@@ -145,32 +150,69 @@ def summary_line(found: Sequence[Finding], profile: str | None = None) -> str:
             + ", ".join(parts) + f" ({'; '.join(kinds)}).")
 
 
+#: each kind's short name in the summary line
+_SHORT = {"paper-tolerance": "at the sources' tolerance", "ours-tolerance": "at our tolerance",
+          "ours-statement": "statements of ours"}
+
+
+def _verdict_counts(report: Report, claim: str) -> str:
+    """The verdicts of a claim's checks in words (controls apart), and its reported rows."""
+    recs = [r for r in report.records if r.claim == claim]
+    checks = [r for r in recs if r.kind == "check" and not r.coords.control]
+    n = Counter(r.verdict for r in checks)
+    words = {"holds": "hold", "mixed": "mixed", "inconclusive": "undecided", "fails": "fail"}
+    parts = [f"{len(checks)} checks"] + [f"{n[v]} {w}" for v, w in words.items() if n[v]]
+    ctl = [r for r in recs if r.kind == "check" and r.coords.control]
+    if ctl:
+        parts.append(f"{sum(r.verdict == 'fails' for r in ctl)} of {len(ctl)} negative controls fail as they must")
+    rep = sum(r.kind == "reported" for r in recs)
+    if rep:
+        parts.append(f"{rep} reported rows")
+    return ", ".join(parts)
+
+
 def _md(s) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
 def render_findings(primary: Report, secondary: Report | None = None, *, names=("paper", "quick"),
                     verdicts_link: str = "docs/results/verdicts.md") -> str:
-    """The findings table (markdown): one row per statement, its outcome in ``primary`` (and
-    ``secondary`` beside it when given), its checks, its key number in ``primary``, and a link
-    to its claim's section of the full verdict tables."""
+    """The findings (markdown): the summary line, then one table per kind of statement
+    (:data:`KINDS`, each with its count), one row per statement -- its outcome in ``primary``
+    (and ``secondary`` beside it when given), whether theory or training, its checks, its
+    weakest check in ``primary`` with whose tolerance -- then the claims of ours that state
+    nothing, and why each statement's headline checks are the ones that carry it."""
     main = findings(primary)
     other = findings(secondary) if secondary is not None else None
-    head = ["statement (source)", "kind", f"{names[0]} profile"]
+    head = ["statement (source)", "theory or training", f"{names[0]} profile"]
     if other is not None:
         head.append(f"{names[1]} profile")
     head += [f"checks ({names[0]})", f"weakest check ({names[0]})"]
-    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for i, f in enumerate(main):
-        h = f.headline
-        row = [f"[{h.claim}]({verdicts_link}#{anchor(h.claim)}): {h.statement} ({h.source})",
-               "training" if h.trained else "theory", f"**{f.outcome}**"]
-        if other is not None:
-            row.append(other[i].outcome)
-        row += [f.counts_text(), f.key]
-        rows.append("| " + " | ".join(_md(c) for c in row) + " |")
-    ours = [spec.name for spec in CLAIMS if spec.ours]
-    note = (f"The claims {', '.join(ours)} are ours and test no statement of the sources; "
-            "they appear in the verdict tables only.")
-    return "\n".join([summary_line(main, names[0]), "", note, ""]
-                     + rows) + "\n"
+    out = [summary_line(main, names[0]), ""]
+    for kind, heading in KINDS.items():
+        rows = [(i, f) for i, f in enumerate(main) if f.kind == kind]
+        n = Counter(f.outcome for _, f in rows)
+        count = ", ".join(f"{n[o]} {o}" for o in OUTCOMES if n[o]) or "none"
+        out += [f"**{heading}** -- {len(rows)} statement{'s' if len(rows) != 1 else ''}: {count}.", ""]
+        if rows:
+            out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for i, f in rows:
+            h = f.headline
+            row = [f"[{h.claim}]({verdicts_link}#{anchor(h.claim)}): {h.statement} ({h.source})",
+                   "training" if h.trained else "theory", f"**{f.outcome}**"]
+            if other is not None:
+                row.append(other[i].outcome)
+            row += [f.counts_text(), f.key]
+            out.append("| " + " | ".join(_md(c) for c in row) + " |")
+        if kind == "ours-statement":
+            ours = [spec for spec in CLAIMS if spec.ours]
+            if rows:
+                out.append("")
+            out += [f"- [{spec.name}]({verdicts_link}#{anchor(spec.name)}) (a claim that states nothing of its "
+                    f"own, so it is not counted above): {spec.without_headline}.  Its checks, in the verdict "
+                    f"tables: {_verdict_counts(primary, spec.name)}." for spec in ours]
+        out.append("")
+    out += ["Why these checks carry each statement (each claim's spec, `claims/specs/<claim>.py`):", ""]
+    out += [f"- {f.headline.claim} ({'training' if f.headline.trained else 'theory'}): {f.headline.reason}"
+            for f in main]
+    return "\n".join(out) + "\n"

@@ -32,7 +32,9 @@ from pathlib import Path
 from claims.harness.display import format_criterion, format_interval, format_value
 from claims.harness.records import ClaimRecord
 from claims.harness.reportfile import Report, load_report
-from claims.reports.findings import findings, render_findings
+from claims.reports.controls import ANCHOR, control_sentence, controls, render_without_controls
+from claims.harness.spec import KINDS
+from claims.reports.findings import anchor, findings, render_findings
 from claims.specs import CLAIMS, all_headlines
 
 __all__ = ["START", "END", "render_block", "render_verdicts", "replace_block", "main"]
@@ -42,6 +44,7 @@ END = "<!-- findings:end -->"
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results"
 VERDICTS = "verdicts.md"
+_CONTROLS_LINK = f"docs/results/verdicts.md#{ANCHOR}"
 
 
 def _md(s) -> str:
@@ -80,15 +83,18 @@ def _env_line(name: str, p: Report) -> str:
     if prof.get("n_seeds"):
         bits.append(f"{prof['n_seeds']} seeds per setting")
     bits += [f"{k} {env[k]}" for k in ("torch", "numpy", "python", "device") if env.get(k)]
-    if env.get("cpu"):      # the CPU, and the kernels trained runs are reproducible on (models/kernels.py)
+    if env.get("cpu"):      # the machine, and the kernels trained runs are reproducible on (models/kernels.py)
         kernels = [k for k in (env.get("torch_cpu_capability"),
                                env.get("mkl_cbwr") and f"MKL {env['mkl_cbwr']}") if k]
-        bits.append(f"CPU {env['cpu']}" + (f" ({', '.join(kernels)})" if kernels else ""))
+        cores = f", {env['cpu_count']} cores" if env.get("cpu_count") else ""
+        bits.append(f"machine: {env['cpu']}{cores}" + (f" ({', '.join(kernels)})" if kernels else ""))
     if env.get("wall_seconds"):
         bits.append(f"wall time {env['wall_seconds'] / 60:.1f} min")
-    commit = (p.provenance or {}).get("commit")
-    if commit:
-        bits.append(f"commit {commit[:7]}")
+    prov = p.provenance or {}
+    if prov.get("commit"):
+        bits.append(f"commit {prov['commit'][:7]}" + (" with uncommitted changes" if prov.get("dirty") else ""))
+    bits.append(f"training code sha256 {prov['training_sources'][:12]}" if prov.get("training_sources")
+                else "training code not recorded")
     rj = p.rejudged
     if rj:        # claims/reports/rejudge.py: new rules on the stored per-run values, no layer retrained
         by = (rj.get("by") or {}).get("commit") or "-"
@@ -104,9 +110,18 @@ def render_block(quick: Report, paper: Report | None) -> str:
     paper run), and the runs it is rendered from."""
     runs = [("paper", paper), ("quick", quick)] if paper else [("quick", quick)]
     out = ["Rendered by `python -m claims.reports.readme` from the published runs; do not edit by hand.", ""]
+    out += [_env_line(name, p) for name, p in runs] + [""]
+    first = controls(runs[0][1].records)
+    line = f"{runs[0][0].capitalize()} run. " + control_sentence(first, _CONTROLS_LINK)
+    for name, p in runs[1:]:
+        c = controls(p.records)
+        line += (f"  {name.capitalize()} run: {c.with_control} of {c.families} families with a control, "
+                 + (f"every control check ({c.control_checks}) fails as it must" if not c.not_failing else
+                    f"{len(c.not_failing)} of {c.control_checks} control checks do not fail")
+                 + (f", {len(c.unlisted)} without one and no stated reason" if c.unlisted else "") + ".")
+    out += [line, ""]
     out += [render_findings(runs[0][1], runs[1][1] if len(runs) > 1 else None,
                             names=tuple(n for n, _ in runs) + ("",) * (2 - len(runs)))]
-    out += [_env_line(name, p) for name, p in runs]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -117,6 +132,27 @@ def _statements(c: str, runs, found) -> list[str]:
     for h in (h for h in all_headlines() if h.claim == c):
         res = "; ".join(f"{name}: **{f[h].outcome}** ({f[h].counts_text()})" for (name, _), f in zip(runs, per))
         out.append(f"- {h.statement} ({h.source}) -- {res}")
+    return out
+
+
+def _by_kind(runs, found) -> list[str]:
+    """The statements grouped by kind (claims.harness.spec.KINDS), each with its outcome in every
+    run and the reason its headline checks carry it."""
+    out = ["## Statements by kind", ""]
+    for kind, heading in KINDS.items():
+        out += [f"### {heading}", ""]
+        rows = [i for i, f in enumerate(found[0]) if f.kind == kind]
+        for i in rows:
+            h = found[0][i].headline
+            res = "; ".join(f"{name}: **{f[i].outcome}** ({f[i].counts_text()})" for (name, _), f in zip(runs, found))
+            out.append(f"- [{h.claim}](#{anchor(h.claim)}) ({'training' if h.trained else 'theory'}): "
+                       f"{h.statement} ({h.source}) -- {res}.  Why these checks: {h.reason}")
+        if kind == "ours-statement":
+            out += [f"- [{s.name}](#{anchor(s.name)}): no statement, so no outcome -- {s.without_headline}."
+                    for s in CLAIMS if s.ours]
+        elif not rows:
+            out.append("- none")
+        out.append("")
     return out
 
 
@@ -134,9 +170,11 @@ def render_verdicts(quick: Report, paper: Report | None) -> str:
            "\"Verdicts by run\"); a check judged by run shows the share of runs that hold, against "
            "1/2, and how many of them hold; \"(xfail)\" marks a known non-reproduction.", ""]
     out += [_env_line(name, p) for name, p in runs] + [""]
-    claims = sorted(set().union(*[set((p.summary or {}).get("claims", {})) for _, p in runs]))
-    keyed = [{r.check_id: r for r in p.records} for _, p in runs]
     found = [findings(p) for _, p in runs]
+    out += _by_kind(runs, found)
+    present = set().union(*[set((p.summary or {}).get("claims", {})) for _, p in runs])
+    claims = [s.name for s in CLAIMS if s.name in present] + sorted(present - {s.name for s in CLAIMS})
+    keyed = [{r.check_id: r for r in p.records} for _, p in runs]
     for c in claims:
         out += [f"## {c}", ""]
         st = _statements(c, runs, found)
@@ -167,6 +205,7 @@ def render_verdicts(quick: Report, paper: Report | None) -> str:
                         "", "| where | row | value |", "|---|---|---|"]
                 out += [f"| {_md(r.where)} | {_md(r.label)} | {_md(format_value(r.measured))} |" for _, r in rows]
                 out.append("")
+    out += render_without_controls(controls(runs[-1][1].records))
     return "\n".join(out).rstrip() + "\n"
 
 

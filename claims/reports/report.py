@@ -197,11 +197,24 @@ def environment(wall_seconds: float | None = None) -> dict:
     return env
 
 
+def _training_sources() -> str | None:
+    """The sha256 of this checkout's training code (models/fingerprint.py ``source_digest``):
+    the code every trained run of the run was trained by, as the weight cache serves only
+    weights whose key carries it."""
+    try:
+        from models.fingerprint import source_digest
+        return source_digest()
+    except (ImportError, OSError, ValueError):  # pragma: no cover - a checkout without its sources
+        return None
+
+
 def provenance(profile: str | None = None, run: Mapping | None = None, argv=None,
                root: str | os.PathLike | None = None) -> dict:
     """What produced a run, for a reader who wants to reproduce it: the git commit of the
     checkout the claims ran from and whether it had uncommitted changes (``dirty``; both
-    None outside a git checkout), the command that reproduces the run (the profile and the
+    None outside a git checkout), the source digest of the training code that trained its
+    runs (``training_sources``: tests/test_published_runs.py holds the published runs to
+    today's), the command that reproduces the run (the profile and the
     run options as ``pytest claims`` options) and the command line as it was invoked.
 
     >>> provenance("paper", {"hypothesis_draws": "random"}, argv=["pytest"], root="/")["command"]
@@ -236,6 +249,7 @@ def provenance(profile: str | None = None, run: Mapping | None = None, argv=None
             command += f" --claims-params {tag}"
     return {"commit": commit.strip() if commit else None,
             "dirty": None if status is None else bool(status.strip()),
+            "training_sources": _training_sources(),
             "command": command,
             "argv": " ".join(argv if argv is not None else sys.argv)}
 

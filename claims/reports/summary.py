@@ -43,7 +43,8 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
     errored or xpassed); ``skipped``; ``reported`` (descriptive rows, no verdict);
     ``interval_checks`` (positive checks with an interval: the coverage intervals);
     ``ok`` (no unexpected verdict and no failing test).  The total adds ``claims`` and
-    ``expected_chance_disagreements`` = (1 - 0.95) x ``interval_checks``.
+    ``expected_chance_disagreements`` = (1 - 0.95) x ``interval_checks``.  The claims come in
+    the order of claims.specs.CLAIMS (the README's), any other claim after them, sorted.
     """
     per: dict[str, dict] = {}
     for r in records:
@@ -72,7 +73,9 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
     total["claims"] = len(per)
     total["ok"] = all(c["ok"] for c in per.values())
     total["expected_chance_disagreements"] = round((1 - LEVEL) * total["interval_checks"], 2)
-    return {"claims": dict(sorted(per.items())), "total": total}
+    from claims.specs import CLAIMS     # the README's order; claims no spec lists after them, sorted
+    order = [s.name for s in CLAIMS if s.name in per] + sorted(set(per) - {s.name for s in CLAIMS})
+    return {"claims": {c: per[c] for c in order}, "total": total}
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:

@@ -64,5 +64,17 @@ SPEC = ClaimSpec(
                          "can have no odd part and still the wrong coefficient, which is what the paper's "
                          "figure would show.")),
     ),
+    no_control={
+        "trained-coefficient": (
+            "a layer that misses kappa is what the check finds, each run failing on its own; the planted "
+            "defects are the theory checks' (a wrong prefactor of kappa, eta = 1.1 kappa)"),
+        "trained-odd-share": (
+            "as the trained coefficient: a layer with an odd part is what the check finds, run by run; "
+            "theta*'s parity has its exact controls in the banding claim"),
+        "kappa-exact-vs-quadrature": (
+            "two exact evaluations of one formula (rational arithmetic, float64 quadrature) that can only "
+            "disagree by a bug in one of them; the formula itself has its control in kappa-vs-monte-carlo "
+            "(the (T-1)/(T-2) prefactor slipped, which must fail)"),
+    },
     figures=FIGURES,
 )

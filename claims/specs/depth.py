@@ -77,5 +77,14 @@ SPEC = ClaimSpec(
                          "plateau fit and the trained one-layer stacks against the optimum support or "
                          "report it.")),
     ),
+    no_control={
+        "iid-optimum-closed-form": (
+            "the optimiser against a closed form: a second route to one number, which only a bug in either "
+            "can separate; the statement it supports has its control (the weights optimal at T = 10 held "
+            "fixed, whose excess does not vanish)"),
+        "one-layer-optimum-above-limit": (
+            "a second route (exact finite-T optima against the Monte Carlo limit) to the plateau that "
+            "one-layer-limit-excess tests with its control (a family of one system, limit excess 0)"),
+    },
     figures=FIGURES,
 )

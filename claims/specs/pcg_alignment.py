@@ -65,7 +65,7 @@ SPEC = ClaimSpec(
                  + " and ".join(f"{_cos(st)} ({st})" for st in PAPER_COS1) + ".",
                  f"Sec. 5, AR({PCG_S}) cosines",
                  check_ids(_CLAIM, "trained-cos1", *({"setting": st, "s": PCG_S} for st in PAPER_COS1)),
-                 trained=True,
+                 trained=True, tolerance="paper",
                  reason=("The paper gives numbers only for the settings of PAPER_COS1, with their +-: each "
                          "trained layer's mean cos_1 is judged against them.  The population optimum's cos_1 "
                          "(optimum-cos1) asks whether the numbers belong to the optimum rather than to "
@@ -79,5 +79,9 @@ SPEC = ClaimSpec(
             "not reproduced: at the population optimum the mean cos_1 lies, with its whole interval, outside "
             f"the paper's {_cos(st)}") for p in ("quick", "paper")} for st in PAPER_COS1},
     },
+    no_control={"optimum-cos1": (
+        "a number of the exact optimum against the paper's band, which it misses in both settings (a known "
+        "failure): a control that must fail would show nothing a failing check does not; the band's own "
+        "control is trained-cos1's random layers")},
     figures=FIGURES,
 )

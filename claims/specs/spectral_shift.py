@@ -47,7 +47,7 @@ SPEC = ClaimSpec(
                  f"a summary's reading of {COLE_ET_AL}, not a statement of theirs and not a theorem",
                  check_ids(_CLAIM, "gain-outside", *({"setting": REFERENCE, "layers": 1, "radius": r} for r in OUTSIDE))
                  + check_ids(_CLAIM, "cost-inside", {"setting": REFERENCE, "layers": 1, "radius": TRAIN_RADIUS}),
-                 trained=True,
+                 trained=True, ours=True,
                  reason=("The advice has two halves, each one check per test radius: the gain of the wider "
                          "training outside 0.9 and its cost inside, judged by run pair against the 5 % factor, "
                          "with the re-trained stacks and the zero predictor as controls.  Only the one-layer "

@@ -1,0 +1,109 @@
+"""The negative controls of a run, family by family, against the registry's list of families without one.
+
+A *check family* is a claim's check name (``banding/trained-out-of-class-share``) over all its
+coordinates; a family *has a control* when the run holds at least one record of it with
+``coords.control`` set, which is expected to fail.  Every family of checks (``kind ==
+"check"``) must either have controls that all fail as they must, or be named in its claim's
+``ClaimSpec.no_control`` with the reason it has none.  :func:`controls` reads a report and
+returns a typed :class:`Controls`; its :attr:`~Controls.problems` are what the README and the
+page could not truthfully say:
+
+* a family without a control that the registry does not name (``unlisted``);
+* a registry entry for a family that has a control in the run (``stale``; an entry for a
+  family the run lacks is not a problem of the run: a selection, ``-k``, lacks families);
+* a control that does not fail (``not_failing``: its ``check_id``).
+
+>>> from claims.harness.records import make_record
+>>> r = lambda **k: make_record(claim="banding", check="parity-zeros-exact", setting="a", s=2, label="x",
+...                             paper_ref="Lemma 4.1", tolerance=1e-12, comparator="<=", tolerance_source="project", **k)
+>>> c = controls([r(measured=0.0), r(measured=1.0, variant="asym", expect="fails")])
+>>> c.families, c.with_control, c.problems
+(1, 1, [])
+>>> print(control_sentence(c))
+Negative controls: 1 of 1 check family has a negative control; every control check (1) fails as it must in this run.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from claims.harness.records import ClaimRecord
+from claims.specs import CLAIMS
+
+__all__ = ["Controls", "controls", "control_sentence", "render_without_controls", "ANCHOR"]
+
+#: the heading (and its anchor) of the list of families without a control in docs/results/verdicts.md
+HEADING = "Check families without a negative control"
+ANCHOR = "check-families-without-a-negative-control"
+
+
+@dataclass(frozen=True)
+class Controls:
+    """The negative controls of one run (module doc).  ``without``: ``(claim, check, reason)``
+    of every family without a control, in registry order."""
+
+    families: int
+    with_control: int
+    control_checks: int
+    without: tuple[tuple[str, str, str], ...]
+    unlisted: tuple[str, ...]
+    stale: tuple[str, ...]
+    not_failing: tuple[str, ...]
+
+    @property
+    def problems(self) -> list[str]:
+        """One line per thing the run and the registry disagree on (empty: every sentence holds)."""
+        return ([f"{f}: no negative control and not in its claim's no_control" for f in self.unlisted]
+                + [f"{f}: in no_control but it has a control" for f in self.stale]
+                + [f"{c}: a negative control that does not fail" for c in self.not_failing])
+
+
+def controls(records: Iterable[ClaimRecord]) -> Controls:
+    """The :class:`Controls` of ``records`` (one run) against :data:`claims.specs.CLAIMS`' ``no_control``."""
+    plain, ctl, not_failing = set(), defaultdict(int), []
+    for r in records:
+        if r.kind != "check":
+            continue
+        fam = f"{r.claim}/{r.check}"
+        if r.coords.control:
+            ctl[fam] += 1
+            if r.verdict != "fails":
+                not_failing.append(r.check_id)
+        else:
+            plain.add(fam)
+    families = plain | set(ctl)
+    listed = {f"{s.name}/{c}": why for s in CLAIMS for c, why in s.no_control.items()}
+    bare = families - set(ctl)
+    without = tuple((s.name, c, why) for s in CLAIMS for c, why in s.no_control.items()
+                    if f"{s.name}/{c}" in bare)
+    return Controls(families=len(families), with_control=len(ctl), control_checks=sum(ctl.values()),
+                    without=without, unlisted=tuple(sorted(bare - set(listed))),
+                    stale=tuple(sorted(set(listed) & set(ctl))), not_failing=tuple(not_failing))
+
+
+def control_sentence(c: Controls, link: str = "") -> str:
+    """The one sentence the README and the page say about negative controls, true of ``c`` or
+    saying what is wrong."""
+    n = len(c.without)
+    fam = ("check family" if c.families == 1 else "check families") + (" has" if c.with_control == 1 else " have")
+    s = (f"Negative controls: {c.with_control} of {c.families} {fam} a negative control; "
+         + (f"every control check ({c.control_checks}) fails as it must in this run" if not c.not_failing
+            else f"{len(c.not_failing)} of the {c.control_checks} control checks do not fail")
+         + ".")
+    if n:
+        where = f" ({link})" if link else ""
+        s += (f"  The other {n} {'has' if n == 1 else 'have'} none, each named with its reason{where}: "
+              + ", ".join(f"`{cl}/{ch}`" for cl, ch, _ in c.without) + ".")
+    if c.unlisted:
+        s += f"  {len(c.unlisted)} more have none and no stated reason: " + ", ".join(c.unlisted) + "."
+    return s
+
+
+def render_without_controls(c: Controls) -> list[str]:
+    """Markdown lines: the heading and the list of families without a control, with reasons."""
+    out = [f"## {HEADING}", "",
+           "Every other family of checks has negative controls that must fail (each fails in the runs "
+           "above).  These have none, for the reason given (each claim's spec, `no_control`):", ""]
+    out += [f"- `{cl}/{ch}`: {why}." for cl, ch, why in c.without]
+    return out + [""]
