@@ -274,10 +274,25 @@ def test_seed_panel_colours_runs_by_basin():
     r = _trained("odd", "a", [0.002, 0.02, 0.003, 0.021], 0.01, "<=", basins=["opt", "far", "opt", "far"])
     figures._seed_panel(ax, r)
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend == ["opt", "far"]
+    assert legend == ["far", "opt"]                 # the optimum first, the others by name
     colours = {float(line.get_xdata()[0]): line.get_color() for line in ax.lines
                if line.get_marker() == "o" and len(line.get_xdata())}
     assert colours[0.002] == colours[0.003] != colours[0.02] == colours[0.021]
+    _plt.close(fig)
+
+
+def test_a_basin_keeps_its_colour_in_every_panel():
+    """One colour per basin over the figure: a panel without the optimum does not hand its
+    colour to another basin.  Control: each panel alone colours its first basin C0."""
+    both = _trained("odd", "a", [0.002, 0.02], 0.01, "<=", basins=["optimum", "far"])
+    far_only = _trained("odd", "b", [0.02, 0.021], 0.01, "<=", basins=["far", "far"])
+    shared = figures.basin_colours([both, far_only])
+    assert shared == {"optimum": "C0", "far": "C1"}
+    assert figures.basin_colours([far_only]) == {"far": "C0"}
+    from matplotlib.colors import to_hex
+    fig, ax = _plt.subplots()
+    figures._seed_panel(ax, far_only, shared)
+    assert {to_hex(line.get_color()) for line in ax.lines if line.get_marker() == "o"} == {to_hex("C1")}
     _plt.close(fig)
 
 

@@ -174,3 +174,11 @@ def test_known_failures_are_expected_at_the_default_point_only():
     assert getattr(at_default[0], "marks", ()) and at_default[1] == "not/a/listed/check"
     with activate(Point(T=40)):
         assert known_params(lambda cid: cid, [listed]) == [listed]
+
+
+def test_a_bad_prefix_of_a_run_id_is_named_as_the_ids_not_as_an_option():
+    from claims.harness.params import split_prefix
+    with pytest.raises(ValueError) as err:
+        split_prefix("@T=6/ar1/a/seed=0")
+    msg = str(err.value)
+    assert "'@T=6/'" in msg and "T" in msg and "--claims-params" not in msg and "claims-params" not in msg

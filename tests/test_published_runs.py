@@ -80,11 +80,25 @@ def test_the_guard_fails_on_a_run_of_other_training_code(tmp_path, change):
     assert why is not None and ("training code" in why or "training_sources" in why)
 
 
-@pytest.mark.parametrize("name", RUNS)
+#: the paper run predates the spectral shift's controls (added after 09ee89c): its two families
+#: have none there, and the verdict tables say so; the marker goes with the regeneration
+_PAPER_BEFORE_SHIFT_CONTROLS = pytest.mark.xfail(
+    strict=True, reason="paper.json (09ee89c) predates the controls of spectral-shift/cost-inside and gain-outside")
+
+
+@pytest.mark.parametrize("name", ["quick", pytest.param("paper", marks=_PAPER_BEFORE_SHIFT_CONTROLS)])
 def test_every_family_has_a_failing_control_or_a_stated_reason(reports, name):
     c = controls(reports[name].records)
     assert c.problems == []
     assert c.with_control + len(c.without) == c.families
+
+
+def test_the_stale_paper_run_lacks_exactly_the_shift_controls(reports):
+    """What the strict xfail above stands for, and nothing more: the only families of the paper
+    run without a control or a reason are the two spectral-shift ones, and every control fails."""
+    c = controls(reports["paper"].records)
+    assert c.unlisted in ((), ("spectral-shift/cost-inside", "spectral-shift/gain-outside"))
+    assert c.stale == () and c.not_failing == ()
 
 
 def test_every_family_named_without_a_control_is_one_of_the_runs():
@@ -110,23 +124,39 @@ def _criterion_source(r) -> str:
     return (r.per_run or {}).get("tolerance_source") or r.tolerance_source
 
 
+def kind_agrees(h, by_id) -> bool:
+    """Does the records' criterion of each headline check bear out the headline's kind?"""
+    sources = {_criterion_source(by_id[i]) for i in h.check_ids if i in by_id}
+    if h.kind == "paper-tolerance":
+        return sources == {"paper"}
+    if h.kind == "ours-tolerance":
+        return "project" in sources
+    return bool(sources)
+
+
 @pytest.mark.parametrize("name", PUBLISHED)
 def test_each_statement_is_counted_in_its_kind(reports, name):
     by_id = {r.check_id: r for r in reports[name].records}
-    for h in all_headlines():
-        sources = {_criterion_source(by_id[i]) for i in h.check_ids if i in by_id}
-        assert sources, h.statement
-        if h.kind == "paper-tolerance":
-            assert sources == {"paper"}, (h.claim, h.statement, sources)
-        elif h.kind == "ours-tolerance":
-            assert "project" in sources, (h.claim, h.statement, sources)
+    assert [h.statement for h in all_headlines() if not kind_agrees(h, by_id)] == []
+
+
+def test_a_statement_declared_in_the_wrong_kind_is_caught(reports):
+    """Control: the Kalman statement (its checks at our 1.05) declared at the paper's tolerance,
+    and the trained cosines (at the paper's +-) declared at ours, both disagree with the records."""
+    from dataclasses import replace
+    by_id = {r.check_id: r for r in reports["quick"].records}
+    kalman = next(h for h in all_headlines() if h.claim == "kalman-parity")
+    cosines = next(h for h in all_headlines() if h.kind == "paper-tolerance")
+    assert kind_agrees(kalman, by_id) and kind_agrees(cosines, by_id)
+    assert not kind_agrees(replace(kalman, tolerance="paper"), by_id)
+    assert not kind_agrees(replace(cosines, tolerance="ours"), by_id)
 
 
 @pytest.mark.parametrize("name", PUBLISHED)
 def test_the_tolerances_the_readme_calls_the_papers_are_the_only_ones(reports, name):
     """README: the paper's own tolerances are its AR(4) cosines' +- 0.05 / 0.01 and == 0 of the
-    symbolic identities; every other is ours."""
-    assert "+- 0.05 / 0.01" in README and "at == 0 are the paper's" in README
+    exact identities (symbolic, or exact rational arithmetic); every other is ours."""
+    assert "+- 0.05 / 0.01" in README and "exact identities at == 0 are the paper's" in README
     for r in reports[name].records:
         if r.tolerance_source == "paper":
             assert (r.comparator, r.tolerance) == ("==", 0) or (
@@ -146,3 +176,16 @@ def test_no_blanket_sentence_the_records_contradict():
     for false in ("every check has a negative control", "every check family has a negative control",
                   "all checks have a negative control"):
         assert false not in text.lower()
+
+
+def test_the_readmes_counts_of_runs_and_what_their_seeds_decide():
+    """README: the quick profile trains 54 models; 8 seeds decide "8 of 8" or "0 of 8" against
+    1/2, the quick profile's 3 decide no share (Clopper-Pearson 95 %, claims.harness.basins)."""
+    from claims.harness.basins import clopper_pearson
+    from claims.harness.profiles import PAPER, QUICK
+    from claims.specs import claim_runs
+    quick = {r.run for s in CLAIMS for r in claim_runs(s.name, QUICK)}
+    assert "training 54 models" in re.sub(r"\s+", " ", README) and len(quick) == 54
+    assert PAPER.n_seeds == 8 and QUICK.n_seeds == 3
+    assert clopper_pearson(8, 8)[0] > 0.5 and clopper_pearson(0, 8)[1] < 0.5
+    assert clopper_pearson(3, 3)[0] < 0.5 < clopper_pearson(0, 3)[1]

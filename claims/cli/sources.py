@@ -72,10 +72,10 @@ def git_commit(root: Path) -> str:
 
 
 def _models_folder() -> Path | None:
-    """The folder of the ``models`` package, found without importing it."""
-    spec = importlib.util.find_spec("models")
-    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
-    return Path(locations[0]) if locations else None
+    """The folder of this project's ``models`` package, beside ``claims/`` (never another
+    installed package that happens to be called ``models``), found without importing it."""
+    folder = Path(__file__).resolve().parents[2] / "models"
+    return folder if (folder / "fingerprint.py").is_file() else None
 
 
 def fingerprint_module(path: Path | None = None):

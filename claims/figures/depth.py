@@ -139,8 +139,11 @@ def depth_figure(plt, data: DepthFigure, path) -> None:
         err = np.array([[x.value - x.interval[0], x.interval[1] - x.value] if x.interval else [0.0, 0.0]
                         for x in p]).T
         trained = name.startswith("trained")
-        a1.errorbar([x.T for x in p], np.minimum(ys, CLIP), yerr=np.clip(err, 0, None) * ~over,
-                    fmt="-o" if trained else "--.", ms=3, capsize=2, color=colours[name], label=_label(name, p))
+        ref = name in REFERENCES          # drawn over the trained lines, open squares: the one-layer
+        a1.errorbar([x.T for x in p], np.minimum(ys, CLIP), yerr=np.clip(err, 0, None) * ~over,   # optimum sits on L=1
+                    fmt="-o" if trained else (":s" if ref else "--."), ms=4 if ref else 3, capsize=2,
+                    color=colours[name], label=_label(name, p), zorder=3 if ref else 2,
+                    **({"mfc": "none", "lw": 1.6} if ref else {}))
         if over.any():
             a1.plot(np.array([x.T for x in p])[over], [CLIP] * int(over.sum()), "^", ms=7, color=colours[name])
     Ts = sorted({p.T for p in data.points})

@@ -80,7 +80,7 @@ class Tradeoff:
 class RateShare:
     """One ``rate-share`` record: the state dimension, the rate tested, the share of systems
     matching it and its interval, whether it is a control, whether it is only reported, and
-    (the claim's own rate) each system's fitted / predicted slope."""
+    (the claim's own rate) each system's fitted / predicted slope, and how many systems were drawn."""
 
     d: int
     rate: str
@@ -89,6 +89,7 @@ class RateShare:
     control: bool
     reported: bool
     ratios: tuple[float, ...] = ()
+    systems: int = 0
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def improper_data(records) -> dict[str, ImproperFigure]:
             fit = tuple(float(x) for x in detail(r, "fit_range", STEM))
         shares.append(RateShare(int(detail(r, "d", STEM)), rate_of(r.coords.variant), float(r.measured),
                                 interval_of(r), bool(r.coords.control), reported,
-                                vector(detail(r, "ratios", STEM)) if own else ()))
+                                vector(detail(r, "ratios", STEM)) if own else (),
+                                int(r.details.get("systems", 0)) if own else 0))
     if not (fixed or tradeoff or shares):
         return {}
     return {"": ImproperFigure(fixed, tradeoff, tuple(sorted(shares, key=lambda x: (x.d, x.control, x.rate))),
@@ -199,6 +201,8 @@ def _ratio_panel(ax, data: ImproperFigure) -> None:
         jitter = ((np.arange(v.size) * 0.6180339887) % 1.0 - 0.5) * 0.5       # deterministic spread
         within = f", {int(np.sum(np.abs(v - 1) <= data.per_system_tolerance))} of {v.size} within" \
             if data.per_system_tolerance is not None else ""
+        if r.systems > v.size:          # systems whose excess could not be fitted are not drawn: say so
+            within += f" ({r.systems - v.size} of {r.systems} not fitted)"
         ax.scatter(r.d + jitter, v, s=5, alpha=0.35, lw=0, color=f"C{k}", label=f"d = {r.d}{within}")
     if data.per_system_tolerance is not None:
         for y in (1 - data.per_system_tolerance, 1 + data.per_system_tolerance):

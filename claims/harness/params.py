@@ -250,7 +250,11 @@ def split_prefix(run: str) -> tuple[Point, str]:
     tag, slash, rest = run[1:].partition("/")
     if not slash or not tag:
         raise ValueError(f"run {run!r}: a point prefix is '@NAME=VALUE,.../', e.g. '@T=60,d=3/ar1/a/seed=0'")
-    point = Point.parse(tag)
+    try:
+        point = Point.parse(tag)
+    except ValueError as exc:         # Point.parse speaks of --claims-params: say it is the id's prefix
+        why = str(exc).removeprefix("--claims-params ").removeprefix("claims-params ")
+        raise ValueError(f"run {run!r}: its point prefix '@{tag}/': {why}") from None
     if point.tag() != tag:
         raise ValueError(f"run {run!r}: the point is written {point.prefix()!r} (changed parameters only, "
                          f"in the order {', '.join(PARAMS)})")

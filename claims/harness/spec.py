@@ -23,7 +23,7 @@ loop over that list, and the claim's test file imports its spec.
 * ``known``: ``check_id -> {profile: why}``, the known non-reproductions (strict xfails).
 * ``no_control``: ``check -> why``, the claim's check families that have no negative
   control, each with the reason (every other family has one that must fail; the
-  verdict tables list these, tests/test_findings.py holds the list to the records).
+  verdict tables list these, tests/test_published_runs.py holds the list to the records).
 * ``figures``: what the report draws for the claim, each a data function over the
   claim's typed records returning typed objects (one figure per key) and a drawing function.
 
@@ -67,7 +67,7 @@ class Headline:
     checks carry the statement (and the claim's other checks support or report).
     ``tolerance``: whose tolerance decides its checks -- ``"paper"`` only where every one of
     them is judged at a tolerance the source states (for a check judged by run, the
-    criterion each run is held to), else ``"ours"`` (tests/test_findings.py holds it to the
+    criterion each run is held to), else ``"ours"`` (tests/test_published_runs.py holds it to the
     published records).  ``ours``: the statement is our operationalisation, not one the
     sources make (e.g. a summary's reading of a paper).  :attr:`kind` is one of
     :data:`KINDS`.

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from claims.harness.records import ClaimRecord
 from claims.specs import CLAIMS
@@ -41,7 +41,7 @@ ANCHOR = "check-families-without-a-negative-control"
 @dataclass(frozen=True)
 class Controls:
     """The negative controls of one run (module doc).  ``without``: ``(claim, check, reason)``
-    of every family without a control, in registry order."""
+    of every family without a control, in registry order; ``controlled``: the families with one."""
 
     families: int
     with_control: int
@@ -50,6 +50,7 @@ class Controls:
     unlisted: tuple[str, ...]
     stale: tuple[str, ...]
     not_failing: tuple[str, ...]
+    controlled: tuple[str, ...] = ()
 
     @property
     def problems(self) -> list[str]:
@@ -79,7 +80,8 @@ def controls(records: Iterable[ClaimRecord]) -> Controls:
                     if f"{s.name}/{c}" in bare)
     return Controls(families=len(families), with_control=len(ctl), control_checks=sum(ctl.values()),
                     without=without, unlisted=tuple(sorted(bare - set(listed))),
-                    stale=tuple(sorted(set(listed) & set(ctl))), not_failing=tuple(not_failing))
+                    stale=tuple(sorted(set(listed) & set(ctl))), not_failing=tuple(not_failing),
+                    controlled=tuple(sorted(ctl)))
 
 
 def control_sentence(c: Controls, link: str = "") -> str:
@@ -100,10 +102,23 @@ def control_sentence(c: Controls, link: str = "") -> str:
     return s
 
 
-def render_without_controls(c: Controls) -> list[str]:
-    """Markdown lines: the heading and the list of families without a control, with reasons."""
-    out = [f"## {HEADING}", "",
-           "Every other family of checks has negative controls that must fail (each fails in the runs "
-           "above).  These have none, for the reason given (each claim's spec, `no_control`):", ""]
-    out += [f"- `{cl}/{ch}`: {why}." for cl, ch, why in c.without]
+def render_without_controls(runs: Sequence[tuple[str, Controls]]) -> list[str]:
+    """Markdown lines: the heading, what each run's controls do, and the families without a
+    control -- with the registry's reason, or, where a run has a family with neither a control
+    nor a reason, saying so (``runs``: ``(name, Controls)`` pairs)."""
+    out = [f"## {HEADING}", ""]
+    for name, c in runs:
+        out.append(f"- {name} run: " + control_sentence(c).removeprefix("Negative controls: "))
+    out += ["", "The families that have no negative control, for the reason given (each claim's spec, "
+            "`no_control`):", ""]
+    seen = []
+    for _, c in runs:
+        seen += [w for w in c.without if w not in seen]
+    out += [f"- `{cl}/{ch}`: {why}." for cl, ch, why in seen]
+    for name, c in runs:
+        for f in c.unlisted:
+            has = [n for n, o in runs if f in o.controlled]
+            out.append(f"- `{f}`: **no control in the {name} run and no stated reason**"
+                       + (f" (the {' and '.join(has)} run{'s' if len(has) > 1 else ''} "
+                          f"{'have' if len(has) > 1 else 'has'} one)." if has else "."))
     return out + [""]

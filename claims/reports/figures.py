@@ -20,6 +20,8 @@ by the specs' stems.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -79,7 +81,33 @@ def seed_data(records) -> dict[str, SeedRows]:
     return {claim: SeedRows(claim, tuple(out[claim])) for claim in order}
 
 
-def _seed_panel(ax, r) -> dict:
+def per_run_label(r) -> str:
+    """The x axis of a seeds panel: for a check judged by run, the quantity each run has (the
+    record's label is the share's), else the label.
+
+    >>> from types import SimpleNamespace as NS
+    >>> per_run_label(NS(per_run={"n": 3}, label="share of runs with |c - kappa| / kappa <= 1%"))
+    "each run's |c - kappa| / kappa <= 1%"
+    """
+    m = re.match(r"share of (runs|pairs) with (.*)$", r.label or "")
+    if not r.per_run or not m:
+        return r.label
+    return f"each {m.group(1)[:-1]}'s {m.group(2)}"
+
+
+def basin_colours(records) -> dict[str, str]:
+    """One colour per basin over a whole figure, the optimum first (``C0``), the others by name,
+    so that a colour means the same basin in every panel."""
+    names = {e.extra.get("basin") for r in records for e in (r.runs or []) if e.extra.get("basin") is not None}
+    order = sorted(names, key=lambda b: (b != "optimum", b))
+    if len(order) <= 10:
+        return {b: f"C{i}" for i, b in enumerate(order)}
+    from matplotlib import colormaps           # more basins than the default cycle: tab20, then tab20b
+    palette = [colormaps["tab20"](i) for i in range(20)] + [colormaps["tab20b"](i) for i in range(20)]
+    return {b: palette[i % len(palette)] for i, b in enumerate(order)}
+
+
+def _seed_panel(ax, r, colours: dict | None = None) -> dict:
     """One check in its native units: each run a dot (coloured by the basin it is headed for
     where there are several) with its own interval (a check judged by run) or the 95 %
     interval over runs as a bar coloured by the verdict (any other),
@@ -113,11 +141,12 @@ def _seed_panel(ax, r) -> dict:
     tol_lines = [tol] + ([-tol] if comparator == "abs<=" else [])
     for t in tol_lines:
         ax.axvline(t, color="0.3", lw=0.9, ls="--")
-    names = list(dict.fromkeys(b for b in basin if b is not None))
+    colours = colours or basin_colours([r])
+    names = sorted(dict.fromkeys(b for b in basin if b is not None), key=lambda b: (b != "optimum", b))
     clipped = 0
     for k, v in enumerate(vals):
         y = 1 + (names.index(basin[k]) if basin[k] in names else 0) * 0.35
-        color = f"C{names.index(basin[k]) % 10}" if basin[k] in names else "black"
+        color = colours.get(basin[k], "black") if basin[k] in names else "black"
         if v < x0 or v > x1:
             clipped += 1
             ax.plot([x0 if v < x0 else x1], [y], "<" if v < x0 else ">", ms=6, color=color, mfc="none")
@@ -137,11 +166,11 @@ def _seed_panel(ax, r) -> dict:
     share = (f" ({pr['held']} of {pr['n']} runs hold, share [{r.interval[0]:.2f}, {r.interval[1]:.2f}])"
              if pr else "")
     ax.set_title(wrap(f"{r.where}: {r.check}{ctl} -- {r.verdict}{share}", 70), fontsize=7)
-    ax.set_xlabel(wrap(r.label, 60) + (f"\n{clipped} run(s) beyond the axis (triangles)" if clipped else ""),
+    ax.set_xlabel(wrap(per_run_label(r), 60) + (f"\n{clipped} run(s) beyond the axis (triangles)" if clipped else ""),
                   fontsize=6)
     if names:            # above the rows, in room :func:`_room_for_legend` makes once the layout is set
-        ax.legend(handles=[ax.plot([], [], "o", color=f"C{i % 10}", label=n)[0] for i, n in enumerate(names)],
-                  fontsize=5, loc="upper center", ncol=min(len(names), 2), borderaxespad=0.2, framealpha=0.85,
+        ax.legend(handles=[ax.plot([], [], "o", color=colours.get(n, "black"), label=n)[0] for n in names],
+                  fontsize=5, loc="upper center", ncol=1 if max(map(len, names)) > 24 else min(len(names), 2), borderaxespad=0.2, framealpha=0.85,
                   edgecolor="none",
                   handletextpad=0.1, columnspacing=1.0, labelspacing=0.2)
     return {"window": (x0, x1), "clipped": clipped, "tolerance_lines": tol_lines,
@@ -170,11 +199,12 @@ def seed_figure(plt, data: SeedRows, path, cols: int = 3) -> None:
     n = len(rows)
     nr = int(np.ceil(n / cols))
     fig, axes = plt.subplots(nr, cols, figsize=(4.2 * cols, 2.1 * nr + 0.8), squeeze=False, dpi=DPI)
-    drawn = [(ax, _seed_panel(ax, r)) for ax, r in zip(axes.flat, rows)]
+    colours = basin_colours(rows)
+    drawn = [(ax, _seed_panel(ax, r, colours)) for ax, r in zip(axes.flat, rows)]
     for ax in list(axes.flat)[n:]:       # no empty frames (nor their hidden tick labels) left behind
         fig.delaxes(ax)
     fig.suptitle(wrap(f"{data.claim}: each run's value (dots, coloured by the basin it is headed for where there "
-                      "are several) with its own 95 % interval where it has a standard error (line), the tolerance "
+                      "are several, one colour per basin throughout) with its own 95 % interval where it has a standard error (line), the tolerance "
                       "each run is held to (dashed; shaded: allowed), in the check's own units; the title gives "
                       "the verdict and how many runs hold (the share's Clopper-Pearson interval, against 1/2)",
                       150), fontsize=8)

@@ -19,7 +19,8 @@ outcome            the headline checks' verdicts
 A check missing from a run (an older report), or recorded without a verdict, makes the
 statement ``not run`` there.
 The key number of a statement is its weakest check -- the first that fails, else mixed,
-else undecided, else the first -- as measured value, interval and criterion, with whose
+else undecided, else the first (for a statement at our tolerance, the first judged at ours
+among those of that verdict, so that its row shows our tolerance) -- as measured value, interval and criterion, with whose
 tolerance it is.  A check judged by run adds the criterion each run is held to and how
 many runs hold (per basin where there are several).
 
@@ -112,6 +113,11 @@ def _key(r: ClaimRecord) -> str:
     return out
 
 
+def _criterion_source(r: ClaimRecord) -> str | None:
+    """Whose tolerance judges a record: each run's criterion's for a check judged by run, else its own."""
+    return (r.per_run or {}).get("tolerance_source") or r.tolerance_source
+
+
 def findings(report: Report) -> list[Finding]:
     """The finding of every headline statement (claims.specs.all_headlines) in one report."""
     by_id = {r.check_id: r for r in report.records}
@@ -121,7 +127,10 @@ def findings(report: Report) -> list[Finding]:
         recs = [by_id[i] if i in by_id and by_id[i].verdict in _WEAKEST else None for i in h.check_ids]
         verdicts = [r.verdict if r else None for r in recs]
         present = [r for r in recs if r]
-        weakest = min(present, key=lambda r: _WEAKEST.index(r.verdict)) if present else None
+        # weakest first; within a verdict, a statement "at our tolerance" shows a check judged at ours
+        ours_first = h.kind != "paper-tolerance"
+        weakest = min(present, key=lambda r: (_WEAKEST.index(r.verdict),
+                                              ours_first and _criterion_source(r) != "project")) if present else None
         out.append(Finding(h, outcome(verdicts), dict(Counter(verdicts)), _key(weakest) if weakest else "-"))
     return out
 

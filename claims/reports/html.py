@@ -166,7 +166,7 @@ def _provenance(report: Report) -> list[str]:
     else:
         rows = {"git commit": "not recorded (a run written before provenance was recorded)"}
     rows |= {"profile": prof.get("name"), "seeds per setting": prof.get("n_seeds"),
-             "generated": report.generated, "training code (sha256)": prov.get("training_sources"),
+             "generated": report.generated, "training code (sha256)": prov.get("training_sources") or "not recorded (a run written before it was)",
              "reproduce with": prov.get("command"), "invoked as": prov.get("argv")}
     if report.run:
         rows["run options"] = ", ".join(f"{k} = {v}" for k, v in report.run.items())
@@ -212,7 +212,7 @@ def _findings(report: Report, found, claims: list[str]) -> list[str]:
                            f'<li><a href="#{_e(anchor(spec.name))}">{_e(spec.name)}</a>: '
                            f"{_e(spec.without_headline)}</li>" for spec in silent) + "</ul>")
     c = controls(report.records)
-    out.append(f"<p>{_e(control_sentence(c))}</p>")
+    out.append(f"<p>{_e(control_sentence(c).replace('`', ''))}</p>")
     if c.without:
         out.append("<details><summary>The families without a negative control, and why</summary><ul>"
                    + "".join(f"<li><code>{_e(cl)}/{_e(ch)}</code>: {_e(why)}</li>" for cl, ch, why in c.without)

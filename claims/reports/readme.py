@@ -205,7 +205,7 @@ def render_verdicts(quick: Report, paper: Report | None) -> str:
                         "", "| where | row | value |", "|---|---|---|"]
                 out += [f"| {_md(r.where)} | {_md(r.label)} | {_md(format_value(r.measured))} |" for _, r in rows]
                 out.append("")
-    out += render_without_controls(controls(runs[-1][1].records))
+    out += render_without_controls([(name, controls(p.records)) for name, p in runs])
     return "\n".join(out).rstrip() + "\n"
 
 
