@@ -20,8 +20,6 @@ by the specs' stems.
 """
 from __future__ import annotations
 
-import re
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -82,17 +80,19 @@ def seed_data(records) -> dict[str, SeedRows]:
 
 
 def per_run_label(r) -> str:
-    """The x axis of a seeds panel: for a check judged by run, the quantity each run has (the
-    record's label is the share's), else the label.
+    """The x axis of a seeds panel: for a check judged by run, each run's own value of the check
+    and the criterion it is held to (the record's label describes the share), else the label.
 
     >>> from types import SimpleNamespace as NS
-    >>> per_run_label(NS(per_run={"n": 3}, label="share of runs with |c - kappa| / kappa <= 1%"))
-    "each run's |c - kappa| / kappa <= 1%"
+    >>> per_run_label(NS(per_run={"comparator": "abs<=", "tolerance": 0.01, "tolerance_source": "project"},
+    ...                  check="trained-coefficient", label="share of runs with ..."))
+    "each run's trained-coefficient value, held to abs<= 0.01 (project's)"
     """
-    m = re.match(r"share of (runs|pairs) with (.*)$", r.label or "")
-    if not r.per_run or not m:
+    pr = r.per_run
+    if not pr:
         return r.label
-    return f"each {m.group(1)[:-1]}'s {m.group(2)}"
+    return (f"each run's {r.check} value, held to {pr.get('comparator')} {pr.get('tolerance'):g} "
+            f"({pr.get('tolerance_source')}'s)")
 
 
 def basin_colours(records) -> dict[str, str]:
