@@ -248,3 +248,11 @@ def test_control_the_claim_check_passes_every_run_of_the_profile():
     quick = get_profile("quick")
     for rid in profile_runs(quick):
         assert check_claimed(rid, quick, None) is None
+
+
+@pytest.mark.parametrize("argv, prog", [(["kappa", "--bogus"], "ldsicl kappa"),
+                                        (["cache", "clear", "--bogus"], "ldsicl cache clear"),
+                                        (["runs", "--claim", "banding", "zz"], "ldsicl runs")])
+def test_an_unknown_argument_is_refused_by_the_subcommand_it_was_given_to(argv, prog, capsys):
+    """Not the top level's usage and "ldsicl: error" (as before): the subcommand's."""
+    assert _line(argv, capsys) == f"{prog}: error: unrecognized arguments: {argv[-1]}"

@@ -381,10 +381,13 @@ def main(argv=None) -> int:
     """Entry point of ``ldsicl``; returns the exit status (2 for a bad argument)."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
         sub = parser._subparsers._group_actions[0].choices[args.command]
+        leaf = sub._subparsers._group_actions[0].choices[args.action] if args.command == "cache" else sub
+        if extra:          # in the words of the subcommand that was given them, not the top level's
+            leaf.error(f"unrecognized arguments: {' '.join(extra)}")
         if args.command == "cache":
-            return cache_commands.run_cache(args, sub._subparsers._group_actions[0].choices[args.action])
+            return cache_commands.run_cache(args, leaf)
         return _RUN[args.command](args, sub)
     except UsageExit:
         return 2
