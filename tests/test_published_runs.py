@@ -189,3 +189,15 @@ def test_the_readmes_counts_of_runs_and_what_their_seeds_decide():
     assert PAPER.n_seeds == 8 and QUICK.n_seeds == 3
     assert clopper_pearson(8, 8)[0] > 0.5 and clopper_pearson(0, 8)[1] < 0.5
     assert clopper_pearson(3, 3)[0] < 0.5 < clopper_pearson(0, 3)[1]
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_each_row_at_our_tolerance_shows_ours(reports, name):
+    """The heading promises our tolerance in each row: the key check of every statement at our
+    tolerance is one judged at ours; at the sources' tolerance, the per-run criterion is theirs."""
+    from claims.reports.findings import findings
+    for f in findings(reports[name]):
+        if f.kind == "ours-tolerance":
+            assert "(project's)" in f.key, f.headline.statement
+        elif f.kind == "paper-tolerance":
+            assert "(paper's)" in f.key, f.headline.statement
