@@ -120,13 +120,9 @@ def test_a_family_without_control_or_reason_is_caught(reports):
     assert "pcg-alignment/trained-cos1" in controls(recs).unlisted
 
 
-def _criterion_source(r) -> str:
-    return (r.per_run or {}).get("tolerance_source") or r.tolerance_source
-
-
 def kind_agrees(h, by_id) -> bool:
     """Does the records' criterion of each headline check bear out the headline's kind?"""
-    sources = {_criterion_source(by_id[i]) for i in h.check_ids if i in by_id}
+    sources = {by_id[i].criterion[2] for i in h.check_ids if i in by_id}
     if h.kind == "paper-tolerance":
         return sources == {"paper"}
     if h.kind == "ours-tolerance":

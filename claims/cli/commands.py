@@ -146,7 +146,7 @@ def check_claimed(claim: str, profile, point, *, elsewhere_only: bool = False):
     from claims.cluster import training
     from claims.harness.params import activate, split_prefix
     from claims.harness.profiles import PROFILES
-    from claims.harness.runform import seed_index
+    from claims.harness.runform import seed_index, seed_stem
 
     try:
         at = point if point is not None else split_prefix(claim)[0]
@@ -169,10 +169,10 @@ def check_claimed(claim: str, profile, point, *, elsewhere_only: bool = False):
                                           f"profile does: give --profile {name}")
     if elsewhere_only:
         return None
-    stem = claim.rpartition("/seed=")[0]
+    stem = seed_stem(claim)
     where = []
     for name in names:
-        seeds = [seed_index(r) for r in ids[name] if r.rpartition("/seed=")[0] == stem]
+        seeds = [seed_index(r) for r in ids[name] if seed_stem(r) == stem]
         where.append(f"the {name} profile ({_seeds(seeds) if seeds else 'no run of this kind'})")
     raise ParameterError("claim", f"no claim trains {claim} in {' or '.join(where)}; `ldsicl runs` lists the "
                                   "runs the claims train")

@@ -78,11 +78,11 @@ class CostRefused(ValueError):
     """Work past the budget (without ``--yes``) or past the available memory; one line."""
 
 
-def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation now: /proc/meminfo's MemAvailable, else
+def available_memory(meminfo: str = "/proc/meminfo") -> int | None:
+    """Bytes of memory available to a new allocation now: ``meminfo``'s MemAvailable, else
     the free pages (``os.sysconf``), else None (unknown: no memory refusal)."""
     try:
-        with open("/proc/meminfo", encoding="ascii") as f:
+        with open(meminfo, encoding="ascii") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024

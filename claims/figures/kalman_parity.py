@@ -70,10 +70,9 @@ def parity_data(records) -> dict[str, tuple[RatioPoint, ...]]:
         if r.per_run:       # judged by run: the runs' mean and range, not the share
             vals = [float(v) for v in (r.values or [e.value for e in r.runs or []])]
             value, iv = float(np.mean(vals)), (min(vals), max(vals))
-            comparator, tol = r.per_run["comparator"], r.per_run["tolerance"]
         else:
             value, iv = float(r.measured), interval_of(r)
-            comparator, tol = r.comparator, r.tolerance
+        comparator, tol, _ = r.criterion          # each run's criterion where judged by run
         tol = float(tol) if tol is not None and comparator in ("<=", "<") else None
         out.append(RatioPoint(str(c.setting), c.s, c.variant, name, value, iv, tol))
     return {"": tuple(out)} if out else {}

@@ -104,6 +104,9 @@ class ClaimRecord:
     setting = property(lambda self: self.coords.setting, doc="the setting of the coordinates")
     where = property(lambda self: self.coords.where(), doc="the coordinates as the reports show them")
     is_control = property(lambda self: self.expect == "fails", doc="a negative control")
+    criterion = property(lambda self: tuple(self.per_run[k] for k in ("comparator", "tolerance", "tolerance_source"))
+                         if self.per_run else (self.comparator, self.tolerance, self.tolerance_source),
+                         doc="(comparator, tolerance, whose): each run's for a check judged by run, else its own")
 
     def to_dict(self) -> dict:
         out = {}

@@ -30,7 +30,7 @@ from typing import ClassVar
 from claims.harness.identity import RunRef
 from claims.harness.params import PARAMS, Point, current, split_prefix
 
-__all__ = ["RunKind", "SEED_SUFFIX", "FIELDS", "seed_index", "point_field", "radius_text"]
+__all__ = ["RunKind", "SEED_SUFFIX", "FIELDS", "seed_index", "seed_stem", "point_field", "radius_text"]
 
 _INT = r"(?:0|[1-9][0-9]*)"
 
@@ -66,6 +66,15 @@ def seed_index(run: str) -> int | None:
     """
     m = _SEED.search(run) if isinstance(run, str) else None
     return int(m[1]) if m is not None and m.end() == len(run) else None
+
+
+def seed_stem(run: str) -> str:
+    """The id without its seed suffix (the run's kind and fields), the id itself without one.
+    >>> seed_stem("@T=60/ars/b/s=4/seed=12"), seed_stem("ar1/a")
+    ('@T=60/ars/b/s=4', 'ar1/a')
+    """
+    m = _SEED.search(run)
+    return run[:m.start()] if m is not None and m.end() == len(run) else run
 
 
 def _id_fields(kind):

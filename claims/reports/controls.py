@@ -31,7 +31,7 @@ from typing import Iterable, Sequence
 from claims.harness.records import ClaimRecord
 from claims.specs import CLAIMS
 
-__all__ = ["Controls", "controls", "control_sentence", "render_without_controls", "ANCHOR"]
+__all__ = ["Controls", "controls", "control_sentence", "short_sentence", "render_without_controls", "ANCHOR"]
 
 #: the heading (and its anchor) of the list of families without a control in docs/results/verdicts.md
 HEADING = "Check families without a negative control"
@@ -100,6 +100,15 @@ def control_sentence(c: Controls, link: str = "") -> str:
     if c.unlisted:
         s += f"  {len(c.unlisted)} more have none and no stated reason: " + ", ".join(c.unlisted) + "."
     return s
+
+
+def short_sentence(c: Controls) -> str:
+    """The same counts in a clause, for a second run beside the first's :func:`control_sentence`:
+    ``"36 of 45 families with a control, every control check (67) fails as it must."``"""
+    return (f"{c.with_control} of {c.families} families with a control, "
+            + (f"every control check ({c.control_checks}) fails as it must" if not c.not_failing else
+               f"{len(c.not_failing)} of {c.control_checks} control checks do not fail")
+            + (f", {len(c.unlisted)} without one and no stated reason" if c.unlisted else "") + ".")
 
 
 def render_without_controls(runs: Sequence[tuple[str, Controls]]) -> list[str]:

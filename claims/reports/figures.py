@@ -26,19 +26,12 @@ from typing import Iterable
 
 import numpy as np
 
-from claims.figures.common import wrap
+from claims.figures.common import distinct_colours, wrap
 from claims.harness.records import ClaimRecord
 from claims.harness.spec import FigureSpec
 
 __all__ = ["SeedRows", "seed_data", "seed_figure", "SEEDS", "GENERIC", "CLIP_WIDTHS", "claim_of",
            "render_figures"]
-
-
-def _criterion(r) -> tuple:
-    """(comparator, tolerance) a record's values are held to: each run's for a record judged by
-    run (its ``per_run`` field), else the record's own."""
-    pr = r.per_run
-    return (pr["comparator"], pr["tolerance"]) if pr else (r.comparator, r.tolerance)
 
 
 def _run_values(r) -> list:
@@ -71,7 +64,7 @@ def seed_data(records) -> dict[str, SeedRows]:
     out: dict = {}
     for r in records:
         vals = _run_values(r)
-        comparator, tolerance = _criterion(r)
+        comparator, tolerance, _ = r.criterion
         if (vals and all(v is not None for v in vals) and tolerance is not None
                 and comparator in _ALLOWED and r.kind != "reported"):
             out.setdefault(r.claim, []).append(r)
@@ -95,16 +88,12 @@ def per_run_label(r) -> str:
             f"({pr.get('tolerance_source')}'s)")
 
 
-def basin_colours(records) -> dict[str, str]:
-    """One colour per basin over a whole figure, the optimum first (``C0``), the others by name,
-    so that a colour means the same basin in every panel."""
+def basin_colours(records) -> dict:
+    """One colour per basin over a whole figure (claims.figures.common.distinct_colours), the
+    optimum first (``C0``), the others by name, so that a colour means the same basin in every panel."""
     names = {e.extra.get("basin") for r in records for e in (r.runs or []) if e.extra.get("basin") is not None}
     order = sorted(names, key=lambda b: (b != "optimum", b))
-    if len(order) <= 10:
-        return {b: f"C{i}" for i, b in enumerate(order)}
-    from matplotlib import colormaps           # more basins than the default cycle: tab20, then tab20b
-    palette = [colormaps["tab20"](i) for i in range(20)] + [colormaps["tab20b"](i) for i in range(20)]
-    return {b: palette[i % len(palette)] for i, b in enumerate(order)}
+    return dict(zip(order, distinct_colours(len(order))))
 
 
 def _seed_panel(ax, r, colours: dict | None = None) -> dict:
@@ -121,7 +110,7 @@ def _seed_panel(ax, r, colours: dict | None = None) -> dict:
     basin = [e.extra.get("basin") for e in runs] if by_basin else [None] * vals.size
     if len(basin) != vals.size:
         basin = [None] * vals.size
-    comparator, tol = _criterion(r)
+    comparator, tol, _ = r.criterion
     tol = float(tol)
     lo_ok, hi_ok = _ALLOWED[comparator](tol)
     # judged by run: each run's own interval (value +- 1.96 SE) where it has one; no mean is drawn

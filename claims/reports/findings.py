@@ -41,7 +41,7 @@ from claims.harness.reportfile import Report
 from claims.harness.spec import KINDS, Headline
 from claims.specs import CLAIMS, all_headlines
 
-__all__ = ["OUTCOMES", "outcome", "Finding", "findings", "summary_line", "render_findings", "anchor"]
+__all__ = ["OUTCOMES", "outcome", "outcome_counts", "count_line", "Finding", "findings", "summary_line", "render_findings", "anchor"]
 
 #: the outcomes of a statement, in the order the summary counts them
 OUTCOMES = ("reproduced", "partly", "not reproduced", "undecided", "not run")
@@ -113,11 +113,6 @@ def _key(r: ClaimRecord) -> str:
     return out
 
 
-def _criterion_source(r: ClaimRecord) -> str | None:
-    """Whose tolerance judges a record: each run's criterion's for a check judged by run, else its own."""
-    return (r.per_run or {}).get("tolerance_source") or r.tolerance_source
-
-
 def findings(report: Report) -> list[Finding]:
     """The finding of every headline statement (claims.specs.all_headlines) in one report."""
     by_id = {r.check_id: r for r in report.records}
@@ -130,9 +125,24 @@ def findings(report: Report) -> list[Finding]:
         # weakest first; within a verdict, a statement "at our tolerance" shows a check judged at ours
         ours_first = h.kind != "paper-tolerance"
         weakest = min(present, key=lambda r: (_WEAKEST.index(r.verdict),
-                                              ours_first and _criterion_source(r) != "project")) if present else None
+                                              ours_first and r.criterion[2] != "project")) if present else None
         out.append(Finding(h, outcome(verdicts), dict(Counter(verdicts)), _key(weakest) if weakest else "-"))
     return out
+
+
+def outcome_counts(found: Sequence[Finding]) -> str:
+    """The outcomes that occur among ``found``, in :data:`OUTCOMES` order; ``"none"`` if empty.
+
+    >>> outcome_counts([Finding(Headline("c", "x.", "eq. 1", ("c/x",)), o, {}, "-") for o in ("partly", "reproduced")])
+    '1 reproduced, 1 partly'
+    """
+    n = Counter(f.outcome for f in found)
+    return ", ".join(f"{n[o]} {o}" for o in OUTCOMES if n[o]) or "none"
+
+
+def count_line(found: Sequence[Finding]) -> str:
+    """``"3 statements: 2 reproduced, 1 partly"`` -- the count line of one kind's table."""
+    return f"{len(found)} statement{'s' if len(found) != 1 else ''}: {outcome_counts(found)}"
 
 
 def summary_line(found: Sequence[Finding], profile: str | None = None) -> str:
@@ -150,10 +160,9 @@ def summary_line(found: Sequence[Finding], profile: str | None = None) -> str:
     parts = [f"{n[o]} {o}" for o in OUTCOMES if n[o] or o != "not run"]
     kinds = []
     for kind, label in _SHORT.items():
-        sub = Counter(f.outcome for f in found if f.kind == kind)
+        sub = [f for f in found if f.kind == kind]
         if sub:
-            kinds.append(f"{label}: " + ", ".join(f"{sub[o]} {o}" for o in OUTCOMES if sub[o])
-                         + f" of {sum(sub.values())}")
+            kinds.append(f"{label}: {outcome_counts(sub)} of {len(sub)}")
     lead = f"{profile.capitalize()} profile: " if profile else ""
     return (f"{lead}{len(found)} statements of {len(claims)} claims, by their headline checks: "
             + ", ".join(parts) + f" ({'; '.join(kinds)}).")
@@ -200,9 +209,7 @@ def render_findings(primary: Report, secondary: Report | None = None, *, names=(
     out = [summary_line(main, names[0]), ""]
     for kind, heading in KINDS.items():
         rows = [(i, f) for i, f in enumerate(main) if f.kind == kind]
-        n = Counter(f.outcome for _, f in rows)
-        count = ", ".join(f"{n[o]} {o}" for o in OUTCOMES if n[o]) or "none"
-        out += [f"**{heading}** -- {len(rows)} statement{'s' if len(rows) != 1 else ''}: {count}.", ""]
+        out += [f"**{heading}** -- {count_line([f for _, f in rows])}.", ""]
         if rows:
             out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for i, f in rows:

@@ -36,7 +36,6 @@ True
 from __future__ import annotations
 
 import html
-from collections import Counter
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -46,7 +45,7 @@ from claims.harness.reportfile import Report
 from claims.reports.controls import control_sentence, controls
 from claims.reports.figures import claim_of
 from claims.harness.spec import KINDS
-from claims.reports.findings import OUTCOMES, anchor, findings, summary_line
+from claims.reports.findings import anchor, count_line, findings, summary_line
 from claims.specs import CLAIMS
 
 __all__ = ["render_html", "claim_order", "run_line", "VIEWPORT", "CONTROL_OK", "CONTROL_BROKEN"]
@@ -199,10 +198,7 @@ def _findings(report: Report, found, claims: list[str]) -> list[str]:
            "interval straddles the tolerance).</p>"]
     for kind, heading in KINDS.items():
         rows = [f for f in found if f.kind == kind]
-        n = Counter(f.outcome for f in rows)
-        count = ", ".join(f"{n[o]} {o}" for o in OUTCOMES if n[o]) or "none"
-        out += [f'<h3 id="{_e(kind)}">{_e(heading)}</h3>',
-                f'<p class="count">{len(rows)} statement{"" if len(rows) == 1 else "s"}: {_e(count)}.</p>']
+        out += [f'<h3 id="{_e(kind)}">{_e(heading)}</h3>', f'<p class="count">{_e(count_line(rows))}.</p>']
         if rows:
             out += _table([_FINDING_HEAD] + [_finding_row(f) for f in rows], "wide")
         silent = [spec for spec in CLAIMS if spec.ours and spec.name in claims]

@@ -32,7 +32,7 @@ from pathlib import Path
 from claims.harness.display import format_criterion, format_interval, format_value
 from claims.harness.records import ClaimRecord
 from claims.harness.reportfile import Report, load_report
-from claims.reports.controls import ANCHOR, control_sentence, controls, render_without_controls
+from claims.reports.controls import ANCHOR, control_sentence, controls, render_without_controls, short_sentence
 from claims.harness.spec import KINDS
 from claims.reports.findings import anchor, findings, render_findings
 from claims.specs import CLAIMS, all_headlines
@@ -114,11 +114,7 @@ def render_block(quick: Report, paper: Report | None) -> str:
     first = controls(runs[0][1].records)
     line = f"{runs[0][0].capitalize()} run. " + control_sentence(first, _CONTROLS_LINK)
     for name, p in runs[1:]:
-        c = controls(p.records)
-        line += (f"  {name.capitalize()} run: {c.with_control} of {c.families} families with a control, "
-                 + (f"every control check ({c.control_checks}) fails as it must" if not c.not_failing else
-                    f"{len(c.not_failing)} of {c.control_checks} control checks do not fail")
-                 + (f", {len(c.unlisted)} without one and no stated reason" if c.unlisted else "") + ".")
+        line += f"  {name.capitalize()} run: " + short_sentence(controls(p.records))
     out += [line, ""]
     out += [render_findings(runs[0][1], runs[1][1] if len(runs) > 1 else None,
                             names=tuple(n for n, _ in runs) + ("",) * (2 - len(runs)))]

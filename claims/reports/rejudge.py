@@ -127,16 +127,8 @@ def _label(label: str, comparator: str, tolerance) -> str:
     return f"share of runs with {core} {format_criterion(comparator, tolerance)}"
 
 
-def _per_run_criterion(r: ClaimRecord) -> tuple:
-    """The criterion each run is held to: the record's own (a record judged before by
-    pooling), or the ``per_run`` field's (one already judged by run)."""
-    if r.per_run:
-        return r.per_run["comparator"], r.per_run["tolerance"], r.per_run["tolerance_source"]
-    return r.comparator, r.tolerance, r.tolerance_source
-
-
 def _rejudge_record(rec: ClaimRecord, kappa_refs: dict) -> ClaimRecord:
-    comparator, tolerance, source = _per_run_criterion(rec)
+    comparator, tolerance, source = rec.criterion   # a record judged before by pooling: its own
     runs = [RunRef(e.run, e.seed) for e in rec.runs]
     values = [e.value for e in rec.runs]
     errs = [e.stderr for e in rec.runs]
