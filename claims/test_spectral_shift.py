@@ -68,7 +68,8 @@ from claims import _lds
 from claims.harness.params import point_cached
 from claims.harness.coverage import REFERENCE
 from claims.harness.known import known_params
-from claims.harness.runs import (SHIFT_DEPTHS, SHIFT_NULL_SEEDS, SHIFT_RADII, STACK_SEEDS, TRAIN_RADIUS, config_for,
+from claims.harness.identity import Coords, check_id
+from claims.harness.runs import (SHIFT_DEPTHS, SHIFT_NULL_SEEDS, SHIFT_RADII, STACK_S, STACK_SEEDS, TRAIN_RADIUS, config_for,
                          shift_null_pair, shift_pair, shift_run, trained)
 from claims.harness.seeds import rng_for
 from claims.harness.stats import seed_fields
@@ -243,7 +244,9 @@ def test_wider_training_pays_outside(claim, profile, layers, r):
     claim.check_all()
 
 
-@pytest.mark.parametrize("radius", SHIFT_RADII)
+@pytest.mark.parametrize("radius", known_params(
+    lambda r: check_id(CLAIM, "one-layer-stack-over-its-optimum",
+                       Coords(setting=REFERENCE, s=STACK_S, T=30, layers=1, radius=r)), SHIFT_RADII))
 def test_one_layer_stack_trains_to_its_optimum(claim, profile, radius):
     """The premise of the gain and cost checks (module doc, check 0): the one-layer stacks
     trained at ``radius`` against the one-layer optimum of that law at the stacks' horizon.

@@ -137,4 +137,5 @@ def test_the_page_names_commit_and_machine_and_says_the_truth_about_controls():
     assert "1 of 2 check families has a negative control" in page and "The other 1 has none" in page
     assert "banding/trained-odd-share</code>:" in page
     broken = recs[:2] + (recs[2].__class__(**{**recs[2].__dict__, "verdict": "holds"}),)
-    assert "do not fail" in render_html(Report(records=broken, provenance=prov, environment=env), [])
+    assert "1 does not fail, with no stated reason" in render_html(Report(records=broken, provenance=prov,
+                                                                          environment=env), [])

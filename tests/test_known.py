@@ -26,11 +26,19 @@ def test_the_registry_is_what_the_published_run_found(profile):
     recs = {r["check_id"]: r for r in _records(profile)}
     listed = {cid for cid, by in KNOWN.items() if profile in by}
     for cid in listed:
-        assert cid in recs and recs[cid]["verdict"] == "fails", cid
-    # the checks a strict xfail swallowed: each is a listed check, or a row recorded beside one
+        assert cid in recs, cid
+        r = recs[cid]
+        # a check that fails where it should hold, or a control that cannot tell (does not fail)
+        assert (r["verdict"] == "fails") == (r["expect"] == "holds"), cid
+        # and the listing reached its test: the strict xfail mark was on it when the run was made
+        assert r["outcome"] == "xfailed", (cid, r["outcome"])
+    # the checks a strict xfail swallowed: each failing one is listed, and any other (one that
+    # holds or cannot be decided) was recorded by the test of a listed one
     xfailed = {cid for cid, r in recs.items() if r["outcome"] == "xfailed" and r.get("expect") == "holds"
                and r.get("tolerance") is not None}
-    assert xfailed <= listed, sorted(xfailed - listed)
+    listed_tests = {recs[cid]["test"] for cid in listed}
+    stray = {cid for cid in xfailed if recs[cid]["verdict"] == "fails" or recs[cid]["test"] not in listed_tests}
+    assert stray <= listed, sorted(stray - listed)
 
 
 def test_a_reason_renders_the_published_numbers():
@@ -53,8 +61,20 @@ def test_known_params_marks_only_listed_checks():
         profile = m.kwargs["condition"].rsplit("'", 2)[1]
         assert m.kwargs["reason"] == reason("pcg-alignment/optimum-cos1/a/s=4", profile)
     # a check listed for one profile only carries one mark
-    (one,) = known_params(lambda st, s: f"banding/trained-odd-share/{st}/s={s}", [("b", 4)])
+    (one,) = known_params(lambda st, s: f"banding/trained-odd-share/{st}/s={s}", [("b", 3)])
     assert [m.kwargs["condition"] for m in one.marks] == ["config.getoption('claims_profile') == 'paper'"]
+
+
+def test_a_listed_control_marks_the_test_of_its_check():
+    """A listed control (``<check_id>/<variant>/control``) marks the test whose check it extends,
+    with the control's own reason; a check that merely shares a prefix is not marked."""
+    ctl = "spectral-shift/gain-outside/a/L=4/r=1.05/null-same-radius/control"
+    assert "paper" in KNOWN[ctl]
+    marked, plain, other = known_params(lambda L, r: f"spectral-shift/gain-outside/a/L={L}/r={r:g}",
+                                        [(4, 1.05), (1, 1.05), (4, 1.0)])
+    assert marked.values == (4, 1.05) and [m.kwargs["reason"] for m in marked.marks] == [reason(ctl, "paper")]
+    assert plain == (1, 1.05) and other == (4, 1.0)
+    assert known_params(lambda L: f"spectral-shift/gain-outside/a/L={L}/r=1.0", [4]) == [4]
 
 
 def test_the_published_phrase_without_an_interval(monkeypatch):

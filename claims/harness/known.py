@@ -6,8 +6,11 @@ module turns them into pytest marks.  A check whose whole 95 % interval lies out
 tolerance (verdict ``"fails"``; for a check judged by run, the share of runs that hold has
 its whole interval below 1/2) is listed with the profiles it fails in and why; its
 parametrize value then carries ``xfail(strict=True)`` (:func:`known_params`).  An
-inconclusive or mixed check passes, so listing it turns into a strict XPASS.  Never widen a
-tolerance instead.
+inconclusive or mixed check passes, so listing it turns into a strict XPASS.  A negative
+control that does not fail (``expect == "fails"``, verdict inconclusive or holds: the control
+cannot tell there) is listed the same way, under its own ``check_id``: a listed id marks the
+test whose check it is or whose check it extends (``<check_id>/<variant>/control``).  Never
+widen a tolerance instead.
 
 The numbers are not written in the specs: the xfail reason is rendered from the last
 published run of the profile (docs/results/<profile>.json, read when pytest collects) --
@@ -17,8 +20,8 @@ check that changes between reproducing and not does).  A check decided with the 
 profile's 8 seeds is inconclusive with the quick profile's 3 (no share of 3 runs decides),
 so each entry names its profiles.
 
->>> reason("banding/trained-odd-share/b/s=4", "paper")[:55]
-'paper profile: not reproduced: no trained AR(4) layer h'
+>>> reason("banding/trained-odd-share/b/s=3", "paper")[:55]
+'paper profile: not reproduced: no trained AR(3) layer h'
 >>> [getattr(p, "values", p) for p in known_params(lambda st: f"gd-equivalence/trained-gd-gap/{st}", ["a"])]
 ['a']
 """
@@ -76,14 +79,21 @@ def reason(check_id: str, profile: str) -> str | None:
     return f"{profile} profile: {why} ({nums or 'not in the last published run'})"
 
 
+def _listed(check_id: str, known: dict) -> list[str]:
+    """The listed ids a test of ``check_id`` records: the check itself, or one of its
+    variants and controls (``check_id/...``)."""
+    return [k for k in known if k == check_id or k.startswith(check_id + "/")]
+
+
 def _marks(check_id: str, known: dict) -> list:
     return [pytest.mark.xfail(condition=f"config.getoption('claims_profile') == {p!r}", strict=True,
-                              reason=reason(check_id, p)) for p in known.get(check_id, {})]
+                              reason=reason(k, p)) for k in _listed(check_id, known) for p in known[k]]
 
 
 def known_params(check_id_of: Callable[..., str], values, unpack: bool = True) -> list:
-    """``values`` for ``pytest.mark.parametrize``, each whose ``check_id_of(*value)`` is in
-    the claims' known failures (:func:`claims.specs.known_failures`) wrapped in ``pytest.param``
+    """``values`` for ``pytest.mark.parametrize``, each whose ``check_id_of(*value)`` (or a
+    variant or control of it, :func:`_listed`) is in the claims' known failures
+    (:func:`claims.specs.known_failures`) wrapped in ``pytest.param``
     with one strict xfail mark per listed profile.  A tuple value fills several argument
     names unless ``unpack`` is false.  Away from the default point (``--claims-params``,
     claims/harness/params.py) nothing is marked: the failures were measured at the default."""
@@ -93,5 +103,5 @@ def known_params(check_id_of: Callable[..., str], values, unpack: bool = True) -
     for v in values:
         args = v if (unpack and isinstance(v, tuple)) else (v,)
         cid = check_id_of(*args)
-        out.append(pytest.param(*args, marks=_marks(cid, known)) if cid in known else v)
+        out.append(pytest.param(*args, marks=_marks(cid, known)) if _listed(cid, known) else v)
     return out

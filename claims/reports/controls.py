@@ -11,7 +11,10 @@ page could not truthfully say:
 * a family without a control that the registry does not name (``unlisted``);
 * a registry entry for a family that has a control in the run (``stale``; an entry for a
   family the run lacks is not a problem of the run: a selection, ``-k``, lacks families);
-* a control that does not fail (``not_failing``: its ``check_id``).
+* a control that does not fail (``not_failing``: its ``check_id``) and that its claim's
+  ``known`` does not list, for the run's profile, with the reason it cannot tell there (a
+  listed one is ``known_not_failing``: ``(check_id, verdict, reason)``, named wherever the
+  counts are).
 
 >>> from claims.harness.records import make_record
 >>> r = lambda **k: make_record(claim="banding", check="parity-zeros-exact", setting="a", s=2, label="x",
@@ -51,6 +54,7 @@ class Controls:
     stale: tuple[str, ...]
     not_failing: tuple[str, ...]
     controlled: tuple[str, ...] = ()
+    known_not_failing: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def problems(self) -> list[str]:
@@ -62,14 +66,18 @@ class Controls:
 
 def controls(records: Iterable[ClaimRecord]) -> Controls:
     """The :class:`Controls` of ``records`` (one run) against :data:`claims.specs.CLAIMS`' ``no_control``."""
-    plain, ctl, not_failing = set(), defaultdict(int), []
+    plain, ctl, not_failing, known = set(), defaultdict(int), [], []
+    reasons = {cid: by for spec in CLAIMS for cid, by in spec.known.items()}
     for r in records:
         if r.kind != "check":
             continue
         fam = f"{r.claim}/{r.check}"
         if r.coords.control:
             ctl[fam] += 1
-            if r.verdict != "fails":
+            why = reasons.get(r.check_id, {}).get(r.profile)
+            if r.verdict != "fails" and why:
+                known.append((r.check_id, r.verdict, why))
+            elif r.verdict != "fails":
                 not_failing.append(r.check_id)
         else:
             plain.add(fam)
@@ -81,7 +89,22 @@ def controls(records: Iterable[ClaimRecord]) -> Controls:
     return Controls(families=len(families), with_control=len(ctl), control_checks=sum(ctl.values()),
                     without=without, unlisted=tuple(sorted(bare - set(listed))),
                     stale=tuple(sorted(set(listed) & set(ctl))), not_failing=tuple(not_failing),
-                    controlled=tuple(sorted(ctl)))
+                    controlled=tuple(sorted(ctl)), known_not_failing=tuple(known))
+
+
+def _failing_clause(c: Controls) -> str:
+    """What the run's control checks do, in a clause: all fail, or how many do not (and of
+    those, how many are known outcomes named with their reason)."""
+    k, bad = len(c.known_not_failing), len(c.not_failing)
+    if not k and not bad:
+        return f"every control check ({c.control_checks}) fails as it must"
+    s = f"{c.control_checks - k - bad} of the {c.control_checks} control checks fail as they must"
+    if k:
+        s += (f"; {k} cannot tell in this run, named with {'its' if k == 1 else 'their'} reason: "
+              + ", ".join(f"`{cid}` ({verdict})" for cid, verdict, _ in c.known_not_failing))
+    if bad:
+        s += f"; {bad} {'does' if bad == 1 else 'do'} not fail, with no stated reason"
+    return s
 
 
 def control_sentence(c: Controls, link: str = "") -> str:
@@ -89,10 +112,9 @@ def control_sentence(c: Controls, link: str = "") -> str:
     saying what is wrong."""
     n = len(c.without)
     fam = ("check family" if c.families == 1 else "check families") + (" has" if c.with_control == 1 else " have")
-    s = (f"Negative controls: {c.with_control} of {c.families} {fam} a negative control; "
-         + (f"every control check ({c.control_checks}) fails as it must in this run" if not c.not_failing
-            else f"{len(c.not_failing)} of the {c.control_checks} control checks do not fail")
-         + ".")
+    every = not c.known_not_failing and not c.not_failing
+    s = (f"Negative controls: {c.with_control} of {c.families} {fam} a negative control; {_failing_clause(c)}"
+         + (" in this run." if every else "."))
     if n:
         where = f" ({link})" if link else ""
         s += (f"  The other {n} {'has' if n == 1 else 'have'} none, each named with its reason{where}: "
@@ -105,9 +127,7 @@ def control_sentence(c: Controls, link: str = "") -> str:
 def short_sentence(c: Controls) -> str:
     """The same counts in a clause, for a second run beside the first's :func:`control_sentence`:
     ``"36 of 45 families with a control, every control check (67) fails as it must."``"""
-    return (f"{c.with_control} of {c.families} families with a control, "
-            + (f"every control check ({c.control_checks}) fails as it must" if not c.not_failing else
-               f"{len(c.not_failing)} of {c.control_checks} control checks do not fail")
+    return (f"{c.with_control} of {c.families} families with a control, {_failing_clause(c)}"
             + (f", {len(c.unlisted)} without one and no stated reason" if c.unlisted else "") + ".")
 
 
@@ -124,6 +144,10 @@ def render_without_controls(runs: Sequence[tuple[str, Controls]]) -> list[str]:
     for _, c in runs:
         seen += [w for w in c.without if w not in seen]
     out += [f"- `{cl}/{ch}`: {why}." for cl, ch, why in seen]
+    cannot = [(name, k) for name, c in runs for k in c.known_not_failing]
+    if cannot:
+        out += ["", "The controls that cannot tell in a run, for the reason given (each claim's spec, `known`):", ""]
+        out += [f"- {name} run, `{cid}` ({verdict}): {why}." for name, (cid, verdict, why) in cannot]
     for name, c in runs:
         for f in c.unlisted:
             has = [n for n, o in runs if f in o.controlled]

@@ -213,6 +213,10 @@ def _findings(report: Report, found, claims: list[str]) -> list[str]:
         out.append("<details><summary>The families without a negative control, and why</summary><ul>"
                    + "".join(f"<li><code>{_e(cl)}/{_e(ch)}</code>: {_e(why)}</li>" for cl, ch, why in c.without)
                    + "</ul></details>")
+    if c.known_not_failing:
+        out.append("<details open><summary>The controls that cannot tell in this run, and why</summary><ul>"
+                   + "".join(f"<li><code>{_e(cid)}</code> ({_e(verdict)}): {_e(why)}</li>"
+                             for cid, verdict, why in c.known_not_failing) + "</ul></details>")
     out.append("<details><summary>Why these checks carry each statement</summary><ul>"
                + "".join(f"<li>{_e(f.headline.claim)} ({'training' if f.headline.trained else 'theory'}): "
                          f"{_e(f.headline.reason)}</li>" for f in found) + "</ul></details>")

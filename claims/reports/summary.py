@@ -25,7 +25,7 @@ __all__ = ["summarize", "summary_lines", "interval_lines", "undecided", "inconcl
            "inconclusive_summary"]
 
 _BAD_OUTCOMES = ("failed", "error", "xpassed", "unknown")
-_COUNTS = ("checks", "hold", "inconclusive", "mixed", "controls", "not_reproduced", "unexpected",
+_COUNTS = ("checks", "hold", "inconclusive", "mixed", "controls", "not_reproduced", "cannot_tell", "unexpected",
            "tests_not_ok", "skipped", "reported", "interval_checks")
 
 
@@ -37,15 +37,18 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
     ``mixed`` (expected to hold; judged by run, some runs holding and some failing:
     passes, a finding);
     ``controls`` (negative controls that fail as expected); ``not_reproduced`` (verdict
-    differs from the expectation, test marked xfail); ``unexpected`` (verdict differs,
-    not marked xfail -- and any negative control that does not fail, xfail or not: a
-    broken control is never hidden); ``tests_not_ok`` (records whose test failed,
+    differs from the expectation, test marked xfail); ``cannot_tell`` (a negative control
+    that does not fail, test marked xfail, that its claim's ``known`` names for the record's
+    profile with the reason it cannot tell there, claims/harness/known.py); ``unexpected`` (verdict differs, not
+    marked xfail: a broken control is never hidden); ``tests_not_ok`` (records whose test failed,
     errored or xpassed); ``skipped``; ``reported`` (descriptive rows, no verdict);
     ``interval_checks`` (positive checks with an interval: the coverage intervals);
     ``ok`` (no unexpected verdict and no failing test).  The total adds ``claims`` and
     ``expected_chance_disagreements`` = (1 - 0.95) x ``interval_checks``.  The claims come in
     the order of claims.specs.CLAIMS (the README's), any other claim after them, sorted.
     """
+    from claims.specs import CLAIMS, known_failures    # the registry imports the harness: on call
+    known = known_failures()
     per: dict[str, dict] = {}
     for r in records:
         c = per.setdefault(r.claim, dict.fromkeys(_COUNTS, 0))
@@ -61,6 +64,8 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
                 c[r.verdict] += 1
             elif r.outcome == "xfailed" and r.expect == "holds":
                 c["not_reproduced"] += 1
+            elif r.outcome == "xfailed" and r.profile in known.get(r.check_id, {}):
+                c["cannot_tell"] += 1
             else:
                 c["unexpected"] += 1
         if r.outcome in _BAD_OUTCOMES:
@@ -73,7 +78,7 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
     total["claims"] = len(per)
     total["ok"] = all(c["ok"] for c in per.values())
     total["expected_chance_disagreements"] = round((1 - LEVEL) * total["interval_checks"], 2)
-    from claims.specs import CLAIMS     # the README's order; claims no spec lists after them, sorted
+    # the README's order; claims no spec lists after them, sorted
     order = [s.name for s in CLAIMS if s.name in per] + sorted(set(per) - {s.name for s in CLAIMS})
     return {"claims": {c: per[c] for c in order}, "total": total}
 
@@ -95,6 +100,8 @@ def _summary_text(c: Mapping) -> str:
                      if c["controls"] != 1 else "1 negative control fails as expected")
     if c["not_reproduced"]:
         parts.append(f"{c['not_reproduced']} not reproduced (xfail)")
+    if c.get("cannot_tell"):
+        parts.append(_plural(c["cannot_tell"], "negative control") + " cannot tell (xfail, reason stated)")
     if c["unexpected"]:
         parts.append(f"{c['unexpected']} UNEXPECTED verdict")
     if c["tests_not_ok"]:
