@@ -137,16 +137,15 @@ _COMMON = ({"kappa", "ar1-weights", "kalman-parity", "per-position", "spectral-s
 EXPECTED = {"quick": _COMMON, "paper": _COMMON | {"depth", "seeds-depth"}}
 
 
-@pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    """Both published runs drawn once: ``{name: [(title, path), ...]}``."""
-    out = tmp_path_factory.mktemp("published")
-    return {name: render_figures(_published(name), out / name) for name in EXPECTED}
+@pytest.fixture(scope="module", params=sorted(EXPECTED))
+def published(request, tmp_path_factory):
+    """One published run drawn: ``(name, [(title, path), ...])`` -- one run per parameter, so
+    that xdist's workers each draw only the run their test reads."""
+    return request.param, render_figures(_published(request.param), tmp_path_factory.mktemp(request.param))
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_published_runs_draw_every_figure_they_support(published, name):
-    made = published[name]
+def test_published_runs_draw_every_figure_they_support(published):
+    name, made = published
     assert {p.stem for _, p in made} == EXPECTED[name]
     assert len({p for _, p in made}) == len(made)
     for title, p in made:

@@ -142,9 +142,12 @@ def test_page_groups_by_claim_with_provenance_findings_and_advice(report):
     assert "figures/cosines-a.png" in sec and "figures/banding-a.png" not in sec
 
 
-def test_a_fresh_render_heads_the_page_marks_a_missing_tolerance_source_and_writes_the_markdown(tmp_path):
+def test_a_fresh_render_heads_the_page_marks_a_missing_tolerance_source_and_writes_the_markdown(
+        tmp_path, monkeypatch):
     # rendered here, not by the module's fixture: mutmut runs for a mutant only the tests that
-    # called its function, and a module fixture's call is counted for the first test alone
+    # called its function, and a module fixture's call is counted for the first test alone;
+    # without the figures, which the module's fixture and tests/test_figures.py draw
+    monkeypatch.setattr("claims.reports.report.render_figures", lambda records, directory: [])
     payload, out = _render(tmp_path)
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "<title>Claims report</title>" in page and "<h2>Findings</h2>" in page

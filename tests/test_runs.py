@@ -35,13 +35,14 @@ def _published(profile: str) -> dict:
 
 
 def _published_runs(profile: str) -> dict[str, set]:
-    """claim -> the trained run ids its records name (depth groups -- several runs read
-    together, e.g. T=10+80 -- are not runs of their own)."""
+    """claim -> the trained run ids its records name, a group's (several runs read together:
+    a depth group T=10+80, a spectral-shift pair) by its members (``runs.parse_run``)."""
     out: dict[str, set] = {}
     for rec in _published(profile)["records"]:
         for entry in rec.get("runs") or []:
-            if "+" not in entry["run"]:
-                out.setdefault(rec["claim"], set()).add(entry["run"])
+            group = getattr(runs.parse_run(entry["run"]), "members", None)
+            out.setdefault(rec["claim"], set()).update(
+                [m.run for m in group] if group is not None else [entry["run"]])
     return out
 
 
@@ -53,12 +54,6 @@ def test_the_store_lists_exactly_the_runs_the_published_records_name(profile):
         baseline = {runs.ar1_run(st, i).run for st in runs.SENSITIVITY_SETTINGS for i in range(runs.SENSITIVITY_SEEDS)}
         assert baseline <= listed["training-sensitivity"]
         listed["training-sensitivity"] -= baseline
-    if "rejudged" in _published(profile) and not any("-rerun/" in e["run"] for r in _published(profile)["records"]
-                                                     for e in r.get("runs") or []):
-        # re-judged without retraining (claims/reports/rejudge.py): the spectral shift's null-control stacks,
-        # added after that run, are not in it (docs/results/README.md)
-        listed["spectral-shift"] -= {runs.shift_run(L, runs.TRAIN_RADIUS, PROFILES[profile].stack_batch, i).run
-                                     for L in PROFILES[profile].shift_depths for i in runs.SHIFT_NULL_SEEDS}
     assert {c: ids for c, ids in listed.items() if ids} == published
     for ids in listed.values():                      # and each id is a configuration
         for rid in ids:
