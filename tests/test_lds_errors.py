@@ -39,6 +39,7 @@ _errors = st.lists(st.one_of(st.floats(0, 1e6, allow_nan=False, allow_infinity=F
 @given(err=_errors, scale=st.floats(0.1, 10.0))
 @example(err=[1.0] * 10 + [math.inf], scale=1.0)      # 90 % of the way is the tenth exactly
 @example(err=[0, 0, 0, 0, 0, 1], scale=0.1)      # an error on the threshold, the mean of kf rounded below it
+@example(err=[0.0] * 7 + [11.0] * 15, scale=1.0)   # share 15/22 as a float, times 22: 14.999999999999998
 def test_summary_matches_the_order_statistics_by_hand(err, scale):
     kf = np.full(len(err), scale)
     got = error_summary(np.array(err), kf)
@@ -59,7 +60,10 @@ def test_summary_matches_the_order_statistics_by_hand(err, scale):
     thr = TAIL_MULTIPLE * scale
     near = sum(math.isclose(x, thr, rel_tol=1e-12) for x in as_inf)
     exact = sum(x > thr for x in as_inf)
-    assert exact - near <= got["tail_share"] * len(err) <= exact + near
+    # the share is a count over len(err), as a float: the count back within rounding, then exact
+    count = got["tail_share"] * len(err)
+    assert math.isclose(count, round(count), rel_tol=1e-12, abs_tol=1e-12)
+    assert exact - near <= round(count) <= exact + near
 
 
 def test_the_quantile_on_an_order_statistic_ignores_what_lies_above():
