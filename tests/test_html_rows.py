@@ -139,3 +139,21 @@ def test_the_page_names_commit_and_machine_and_says_the_truth_about_controls():
     broken = recs[:2] + (recs[2].__class__(**{**recs[2].__dict__, "verdict": "holds"}),)
     assert "1 does not fail, with no stated reason" in render_html(Report(records=broken, provenance=prov,
                                                                           environment=env), [])
+
+
+def test_the_page_names_a_control_that_cannot_tell_with_its_reason():
+    """The spectral shift's null control at L = 4, r = 1.05, inconclusive in a paper run whose test
+    was the registry's strict xfail: the page names it, with the registry's reason, apart from the
+    broken controls (its row stays 'control-broken': it does not fail).  Control: in a quick run the
+    registry lists nothing, so no such block is drawn."""
+    from dataclasses import replace
+    from claims.specs.spectral_shift import SPEC
+    rec = make_record(claim="spectral-shift", check="gain-outside", setting="a", layers=4, radius=1.05,
+                      variant="null-same-radius", label="x", paper_ref="y", tolerance=0.5, comparator=">=",
+                      tolerance_source="project", measured=0.45, interval=(0.0, 0.9), expect="fails")
+    why = SPEC.known[rec.check_id]["paper"]
+    page = render_html(Report(records=(replace(rec, profile="paper", outcome="xfailed"),)), [])
+    assert "The controls that cannot tell in this run, and why" in page
+    assert f"<code>{rec.check_id}</code> (inconclusive): " in page and why.replace("'", "&#x27;") in page
+    quick = render_html(Report(records=(replace(rec, profile="quick", outcome="failed"),)), [])
+    assert "cannot tell in this run" not in quick and "does not fail, with no stated reason" in quick

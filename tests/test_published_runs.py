@@ -11,8 +11,10 @@ the README and the docs say of them.
   weight digests (tests/test_golden_weights.py pins a few configurations, not the 236
   published runs), and both published runs are then regenerated.
 * **Negative controls.**  Every family of checks of each run has controls that all fail as
-  they must, or is named with its reason in its claim's ``no_control`` (and every name there
-  is a family of the runs that has no control).
+  they must -- but for a control that cannot tell, which its claim's ``known`` names with the
+  reason for that profile and whose test was that strict xfail -- or is named with its reason
+  in its claim's ``no_control`` (and every name there is a family of the runs that has no
+  control).
 * **The three kinds.**  A statement counted "at the sources' own tolerance" is judged, in
   every headline check, at a tolerance the source states; one "at our tolerance" has a
   headline check at ours.
@@ -106,15 +108,16 @@ def test_a_family_without_control_or_reason_is_caught(reports):
     assert "pcg-alignment/trained-cos1" in controls(recs).unlisted
 
 
-def _inconclusive_control(profile: str):
-    """The spectral shift's null control at L = 4, r = 1.05, inconclusive, as a run of ``profile`` records it."""
+def _inconclusive_control(profile: str, outcome: str = "xfailed", interval=(0.0, 0.9)):
+    """The spectral shift's null control at L = 4, r = 1.05, inconclusive (by default), as a
+    run of ``profile`` records it, its test's ``outcome``."""
     from dataclasses import replace
     from claims.harness.records import make_record
     r = make_record(claim="spectral-shift", check="gain-outside", setting="a", layers=4, radius=1.05,
                     variant="null-same-radius", label="x", paper_ref="y", tolerance=0.5, comparator=">=",
-                    tolerance_source="project", measured=0.0, interval=(0.0, 0.9), expect="fails")
-    assert r.verdict == "inconclusive" and r.check_id.endswith("/null-same-radius/control")
-    return replace(r, profile=profile)
+                    tolerance_source="project", measured=sum(interval) / 2, interval=interval, expect="fails")
+    assert r.check_id.endswith("/null-same-radius/control")
+    return replace(r, profile=profile, outcome=outcome)
 
 
 def test_a_control_that_cannot_tell_is_named_with_its_reason_only_where_listed():
@@ -128,6 +131,9 @@ def test_a_control_that_cannot_tell_is_named_with_its_reason_only_where_listed()
     assert quick.known_not_failing == () and quick.problems == [
         f"{_inconclusive_control('quick').check_id}: a negative control that does not fail"]
     assert "does not fail, with no stated reason" in control_sentence(quick)
+    # nor where its test was not the listed xfail, nor where the control holds (it shows the effect: broken)
+    for rec in (_inconclusive_control("paper", outcome="passed"), _inconclusive_control("paper", interval=(0.6, 0.9))):
+        assert controls([rec]).known_not_failing == () and controls([rec]).not_failing == (rec.check_id,)
 
 
 def kind_agrees(h, by_id) -> bool:

@@ -141,3 +141,18 @@ def test_a_retired_family_is_dropped_and_an_unknown_one_refused():
     assert new.rejudged["retired"] == ["depth/construction-rate-slope"]
     with pytest.raises(ValueError, match="matches no record"):
         rejudge(_report([old]), retire=("depth/nope",))
+
+
+def test_re_judging_a_fresh_run_gives_each_test_the_outcome_pytest_gave_it():
+    """Oracle: the paper run's own outcomes, as pytest settled them test by test.  Re-judged,
+    every record keeps its outcome -- the listed control that cannot tell and the check beside
+    it in one xfailed test, the premise whose test carries its listing -- because a test's
+    outcome is settled from all of its records, not record by record."""
+    path = ROOT / "docs" / "results" / "paper.json"
+    assert "rejudged" not in json.loads(path.read_text(encoding="utf-8"))      # a run, not a re-judged file
+    published = load_report(path)
+    before = {r.check_id: r.outcome for r in published.records}
+    after = {r.check_id: r.outcome for r in rejudge(published).records}
+    assert after == before
+    assert after["spectral-shift/gain-outside/a/L=4/r=1.05/null-same-radius/control"] == "xfailed"
+    assert after["spectral-shift/gain-outside/a/L=4/r=1.05"] == "xfailed"

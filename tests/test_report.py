@@ -109,14 +109,16 @@ def test_environment_names_the_python_and_the_platform_it_ran_on():
     assert env["python"] == platform.python_version() and env["platform"] == platform.platform()
 
 
-def test_summary_line_wording():
+def test_summary_line_wording(monkeypatch):
+    # the xfailed check is a known non-reproduction of the quick profile (claims.specs' registry)
+    monkeypatch.setattr("claims.specs.known_failures", lambda: {"ar1-optimum/k22x": {"quick": "why"}})
     recs = []
     for verdict_holds, expect, outcome in [(True, "holds", "passed")] * 7 + \
             [(False, "fails", "passed")] * 2 + [(False, "holds", "xfailed")]:
-        r = _rec(claim="ar1-optimum", paper_ref="p", check="k22", label="m",
+        r = _rec(claim="ar1-optimum", paper_ref="p", check="k22x" if outcome == "xfailed" else "k22", label="m",
                         measured=0.0 if verdict_holds else 2.0, tolerance=1.0,
                         comparator="<=", expect=expect, **P)
-        recs.append(replace(r, outcome=outcome))
+        recs.append(replace(r, outcome=outcome, profile="quick"))
     lines = summary.summary_lines(summary.summarize(recs))
     assert lines["ar1-optimum"] == ("ar1-optimum: 10 checks, 7 hold, 2 negative controls "
                                     "fail as expected, 1 not reproduced (xfail)")
@@ -132,3 +134,33 @@ def test_summary_lists_claims_in_the_readmes_order():
                   key=lambda r: r.claim)
     got = list(summary.summarize(recs)["claims"])
     assert got == [s.name for s in CLAIMS if s.name in got] and got != sorted(got)
+
+
+def _shift_records(profile: str, control_verdict_at: float, outcome: str = "xfailed", main_at: float = 0.5):
+    """The spectral shift's gain check at L = 4, r = 1.05 and its null control, as one test of a
+    run of ``profile`` records them (measured share with a Clopper-Pearson-like interval around it)."""
+    test = "claims/test_spectral_shift.py::test_wider_training_pays_outside[4-1.05]"
+    common = dict(claim="spectral-shift", check="gain-outside", setting="a", layers=4, radius=1.05, label="x",
+                  paper_ref="y", tolerance=0.5, comparator=">=", **P)
+    iv = lambda m: (max(m - 0.4, 0.0), min(m + 0.4, 1.0))   # noqa: E731
+    main = _rec(measured=main_at, interval=iv(main_at), **common)
+    ctl = _rec(measured=control_verdict_at, interval=iv(control_verdict_at), variant="null-same-radius",
+               expect="fails", **common)
+    return [replace(r, outcome=outcome, profile=profile, test=test) for r in (main, ctl)]
+
+
+def test_a_listed_control_that_cannot_tell_is_counted_apart_and_nothing_else_is():
+    """The registry lists the null control at L = 4, r = 1.05 for the paper profile: inconclusive
+    there and xfailed, it counts as 'cannot tell' and the run is ok.  Controls: the same record
+    in a quick run, one whose test passed, one that holds (broken: it shows the effect), and a
+    failing check that only shares the listed control's xfail are each unexpected."""
+    listed = summary.summarize(_shift_records("paper", 0.5))["total"]
+    assert (listed["cannot_tell"], listed["unexpected"], listed["inconclusive"], listed["ok"]) == (1, 0, 1, True)
+    assert "1 negative control cannot tell (xfail, reason stated)" in summary.summary_lines(
+        summary.summarize(_shift_records("paper", 0.5)))["total"]
+    for recs in (_shift_records("quick", 0.5), _shift_records("paper", 0.5, outcome="passed"),
+                 _shift_records("paper", 0.9)):
+        t = summary.summarize(recs)["total"]
+        assert (t["cannot_tell"], t["unexpected"]) == (0, 1) and not t["ok"]
+    sibling = summary.summarize(_shift_records("paper", 0.5, main_at=0.0))["total"]
+    assert sibling["not_reproduced"] == 0 and sibling["unexpected"] == 1 and not sibling["ok"]

@@ -31,7 +31,8 @@ from theory.jsonvalues import dumps
 __all__ = ["run_kappa", "run_optimum", "run_report", "EVALUATION_SECONDS"]
 
 #: wall-clock seconds of the claims' evaluation once every weight is cached, on 2 cores
-#: (docs/running.md, Profiles: about 8 min for quick, 21.8 min for paper)
+#: (docs/running.md, Profiles: about 8 min for quick; 21.8 min for paper on the slower Intel
+#: kind of CI machine, 10.6 min on the AMD kind: an estimate keeps the slower)
 EVALUATION_SECONDS = {"quick": 8 * 60.0, "paper": 21.8 * 60}
 
 

@@ -7,8 +7,8 @@ tolerance (verdict ``"fails"``; for a check judged by run, the share of runs tha
 its whole interval below 1/2) is listed with the profiles it fails in and why; its
 parametrize value then carries ``xfail(strict=True)`` (:func:`known_params`).  An
 inconclusive or mixed check passes, so listing it turns into a strict XPASS.  A negative
-control that does not fail (``expect == "fails"``, verdict inconclusive or holds: the control
-cannot tell there) is listed the same way, under its own ``check_id``: a listed id marks the
+control that is inconclusive (``expect == "fails"``: the control cannot tell there; one that
+holds is broken, and listing it fixes nothing) is listed the same way, under its own ``check_id``: a listed id marks the
 test whose check it is or whose check it extends (``<check_id>/<variant>/control``).  Never
 widen a tolerance instead.
 

@@ -11,10 +11,11 @@ page could not truthfully say:
 * a family without a control that the registry does not name (``unlisted``);
 * a registry entry for a family that has a control in the run (``stale``; an entry for a
   family the run lacks is not a problem of the run: a selection, ``-k``, lacks families);
-* a control that does not fail (``not_failing``: its ``check_id``) and that its claim's
-  ``known`` does not list, for the run's profile, with the reason it cannot tell there (a
-  listed one is ``known_not_failing``: ``(check_id, verdict, reason)``, named wherever the
-  counts are).
+* a control that does not fail (``not_failing``: its ``check_id``), unless it is
+  inconclusive, its claim's ``known`` lists it for the record's profile with the reason it
+  cannot tell there, and its test was that strict xfail (``known_not_failing``:
+  ``(check_id, verdict, reason)``, named wherever the counts are).  A control that holds
+  shows the effect it should not: broken, never "cannot tell".
 
 >>> from claims.harness.records import make_record
 >>> r = lambda **k: make_record(claim="banding", check="parity-zeros-exact", setting="a", s=2, label="x",
@@ -75,7 +76,7 @@ def controls(records: Iterable[ClaimRecord]) -> Controls:
         if r.coords.control:
             ctl[fam] += 1
             why = reasons.get(r.check_id, {}).get(r.profile)
-            if r.verdict != "fails" and why:
+            if r.verdict == "inconclusive" and why and r.outcome == "xfailed":
                 known.append((r.check_id, r.verdict, why))
             elif r.verdict != "fails":
                 not_failing.append(r.check_id)

@@ -160,16 +160,42 @@ def _rejudge_record(rec: ClaimRecord, kappa_refs: dict) -> ClaimRecord:
     return replace(new, outcome=outcome, xfail_reason=reason)
 
 
+def _fits(r: ClaimRecord) -> bool:
+    """Whether a record's verdict lets its test pass: its expectation, or an undecided
+    positive check (a reported row always does)."""
+    return (r.kind != "check" or r.verdict == r.expect
+            or (r.expect == "holds" and r.verdict in ("inconclusive", "mixed")))
+
+
 def _outcome(r: ClaimRecord, profile: str | None) -> tuple:
-    """(outcome, xfail reason) the record's test would have today: a check the registry of
-    known non-reproductions (claims.specs.known_failures) lists for the profile is a strict
-    xfail (``xfailed`` when it fails, a failing XPASS otherwise); any other passes when its
-    verdict fits its expectation (an undecided positive check passes) and fails otherwise."""
-    why = known_failures().get(r.check_id, {}).get(profile)
+    """(outcome, xfail reason) the record's test would have today, were it the test's only
+    record: :func:`_settle_tests` then gives every record of one test that test's outcome."""
+    return _test_outcome([r], profile)
+
+
+def _test_outcome(records: list, profile: str | None) -> tuple:
+    """(outcome, xfail reason) of a test that records ``records``, as pytest settles it: a
+    test that records a check (or a control of it) the registry of known non-reproductions
+    (claims.specs.known_failures) lists for the profile carries a strict xfail, so it is
+    ``xfailed`` when any record does not fit (:func:`_fits`) and a failing XPASS otherwise;
+    any other test passes when every record fits and fails otherwise."""
+    known = known_failures()
+    why = next((known[r.check_id][profile] for r in records if profile in known.get(r.check_id, {})), None)
+    ok = all(_fits(r) for r in records)
     if why is not None:
-        return ("xfailed", f"{profile} profile: {why}") if r.verdict == "fails" else ("failed", None)
-    ok = r.verdict == r.expect or (r.expect == "holds" and r.verdict in ("inconclusive", "mixed"))
+        return ("xfailed", f"{profile} profile: {why}") if not ok else ("failed", None)
     return ("passed" if ok else "failed"), None
+
+
+def _settle_tests(records: list, tests: set) -> list:
+    """``records`` with every record of each test in ``tests`` given that test's outcome."""
+    by_test: dict = {}
+    for r in records:
+        if r.test in tests:
+            by_test.setdefault(r.test, []).append(r)
+    settled = {t: _test_outcome(recs, recs[0].profile) for t, recs in by_test.items()}
+    return [replace(r, outcome=settled[r.test][0], xfail_reason=settled[r.test][1]) if r.test in settled else r
+            for r in records]
 
 
 def _clip_record(r: ClaimRecord) -> ClaimRecord:
@@ -224,6 +250,7 @@ def rejudge(published: Report, fresh: list[Report] = (), retire: tuple = ()) -> 
     for fam, recs in replace_by.items():          # families the published run did not have
         if fam not in done:
             records += recs
+    records = _settle_tests(records, {r.test for r in records if _family(r) in rebuilt and r.test})
     out = make_report(records, published.profile, generated=published.generated, run=published.run,
                       environment=published.environment, provenance=published.provenance)
     return replace(out, rejudged={"schema": SCHEMA, "by": provenance(), "rule": "verdicts by run (docs/settings.md)",

@@ -37,10 +37,13 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
     ``mixed`` (expected to hold; judged by run, some runs holding and some failing:
     passes, a finding);
     ``controls`` (negative controls that fail as expected); ``not_reproduced`` (verdict
-    differs from the expectation, test marked xfail); ``cannot_tell`` (a negative control
-    that does not fail, test marked xfail, that its claim's ``known`` names for the record's
-    profile with the reason it cannot tell there, claims/harness/known.py); ``unexpected`` (verdict differs, not
-    marked xfail: a broken control is never hidden); ``tests_not_ok`` (records whose test failed,
+    differs from the expectation, test marked xfail -- in a test that records a check listed in
+    its claim's ``known`` for the record's profile, only the listed check itself);
+    ``cannot_tell`` (a negative control that is inconclusive,
+    test marked xfail, listed the same way with the reason it cannot tell there,
+    claims/harness/known.py); ``unexpected`` (any other verdict that differs: a broken
+    control -- one that holds, or one nobody listed -- and a failing check that only shares
+    a listed check's xfail are never hidden); ``tests_not_ok`` (records whose test failed,
     errored or xpassed); ``skipped``; ``reported`` (descriptive rows, no verdict);
     ``interval_checks`` (positive checks with an interval: the coverage intervals);
     ``ok`` (no unexpected verdict and no failing test).  The total adds ``claims`` and
@@ -48,7 +51,10 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
     the order of claims.specs.CLAIMS (the README's), any other claim after them, sorted.
     """
     from claims.specs import CLAIMS, known_failures    # the registry imports the harness: on call
-    known = known_failures()
+    known, records = known_failures(), list(records)
+    listed = lambda r: r.profile in known.get(r.check_id, {})      # noqa: E731
+    # tests whose xfail is a registry listing: a failing record there must be listed itself
+    listed_tests = {r.test for r in records if r.test and listed(r)}
     per: dict[str, dict] = {}
     for r in records:
         c = per.setdefault(r.claim, dict.fromkeys(_COUNTS, 0))
@@ -62,9 +68,9 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
                 c["hold" if r.expect == "holds" else "controls"] += 1
             elif r.expect == "holds" and r.verdict in ("inconclusive", "mixed"):
                 c[r.verdict] += 1
-            elif r.outcome == "xfailed" and r.expect == "holds":
+            elif r.outcome == "xfailed" and r.expect == "holds" and (listed(r) or r.test not in listed_tests):
                 c["not_reproduced"] += 1
-            elif r.outcome == "xfailed" and r.profile in known.get(r.check_id, {}):
+            elif r.outcome == "xfailed" and listed(r) and r.verdict == "inconclusive":
                 c["cannot_tell"] += 1
             else:
                 c["unexpected"] += 1

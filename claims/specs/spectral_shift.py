@@ -67,9 +67,9 @@ SPEC = ClaimSpec(
         # a negative control that cannot tell: the 4-layer stacks' seed-to-seed spread at r = 1.05
         check_id(_CLAIM, "gain-outside", Coords(setting=REFERENCE, layers=4, radius=max(OUTSIDE),
                                                 variant="null-same-radius", control=True)): {"paper": (
-                     "the null control cannot tell here: of its three pairs of 4-layer stacks trained at 0.9 "
-                     "with different seeds, one is undecided against the 5 % factor, so at L = 4 and r = 1.05 "
-                     "the seed-to-seed spread is as large as the gain the check asks for")},
+                     "the null control cannot tell here: a pair of 4-layer stacks trained at 0.9 with "
+                     "different seeds is undecided against the 5 % factor, so at L = 4 and r = 1.05 the "
+                     "stacks' seed-to-seed spread is about as large as the gain the check asks for")},
     },
     figures=FIGURES,
 )
