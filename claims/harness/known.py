@@ -37,7 +37,7 @@ from claims.harness.display import format_criterion, format_interval, format_val
 from claims.harness.params import current
 from claims.harness.reportfile import load_report
 
-__all__ = ["known_params", "published_numbers", "reason"]
+__all__ = ["cannot_tell", "known_params", "published_numbers", "reason"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,6 +83,15 @@ def _listed(check_id: str, known: dict) -> list[str]:
     """The listed ids a test of ``check_id`` records: the check itself, or one of its
     variants and controls (``check_id/...``)."""
     return [k for k in known if k == check_id or k.startswith(check_id + "/")]
+
+
+def cannot_tell(r) -> str | None:
+    """The registry's reason when record ``r`` is a negative control that cannot tell in its
+    run -- inconclusive, listed for the record's profile, its test that strict xfail -- else
+    None.  The one rule the summary's ``cannot_tell`` count and the controls' sentences share."""
+    if r.expect != "fails" or r.verdict != "inconclusive" or r.outcome != "xfailed":
+        return None
+    return _known().get(r.check_id, {}).get(r.profile)
 
 
 def _marks(check_id: str, known: dict) -> list:

@@ -32,6 +32,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from claims.harness.known import cannot_tell
 from claims.harness.records import ClaimRecord
 from claims.specs import CLAIMS
 
@@ -68,15 +69,14 @@ class Controls:
 def controls(records: Iterable[ClaimRecord]) -> Controls:
     """The :class:`Controls` of ``records`` (one run) against :data:`claims.specs.CLAIMS`' ``no_control``."""
     plain, ctl, not_failing, known = set(), defaultdict(int), [], []
-    reasons = {cid: by for spec in CLAIMS for cid, by in spec.known.items()}
     for r in records:
         if r.kind != "check":
             continue
         fam = f"{r.claim}/{r.check}"
         if r.coords.control:
             ctl[fam] += 1
-            why = reasons.get(r.check_id, {}).get(r.profile)
-            if r.verdict == "inconclusive" and why and r.outcome == "xfailed":
+            why = cannot_tell(r)
+            if why:
                 known.append((r.check_id, r.verdict, why))
             elif r.verdict != "fails":
                 not_failing.append(r.check_id)

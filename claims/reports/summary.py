@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from claims.harness.display import format_criterion, format_interval, format_value
+from claims.harness.known import cannot_tell
 from claims.harness.records import ClaimRecord
 from claims.harness.stats import LEVEL
 
@@ -70,7 +71,7 @@ def summarize(records: Iterable[ClaimRecord]) -> dict:
                 c[r.verdict] += 1
             elif r.outcome == "xfailed" and r.expect == "holds" and (listed(r) or r.test not in listed_tests):
                 c["not_reproduced"] += 1
-            elif r.outcome == "xfailed" and listed(r) and r.verdict == "inconclusive":
+            elif cannot_tell(r):
                 c["cannot_tell"] += 1
             else:
                 c["unexpected"] += 1
